@@ -1,0 +1,193 @@
+//! A fault-injecting wrapper, for tests: fail the k-th operation, before or after it takes effect, or
+//! tear a write.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::{Error, FileIO, FileStatus, Result};
+
+/// What kind of operation a call is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    /// read, read_range, size, exists, list
+    Read,
+    /// write, create_if_absent, delete, delete_dir, mkdirs
+    Mutate,
+}
+
+/// How the chosen operation fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The call fails without doing anything.
+    Before,
+    /// The call takes effect, then reports an error (a timeout after the write landed).
+    After,
+    /// A write leaves a prefix of its data at the target, then reports an error (a non-atomic store
+    /// crashing mid-write). Other operations fail as [`Fault::Before`].
+    Torn,
+}
+
+#[derive(Debug)]
+struct Plan {
+    fail_at: Option<u64>,
+    fault: Fault,
+    only: Option<OpKind>,
+}
+
+/// Wraps a [`FileIO`], counts operations and fails the chosen one.
+#[derive(Debug, Clone)]
+pub struct FaultyFileIO {
+    inner: Arc<dyn FileIO>,
+    counter: Arc<AtomicU64>,
+    plan: Arc<Mutex<Plan>>,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl FaultyFileIO {
+    /// A wrapper that injects nothing until [`FaultyFileIO::fail_at`] is called.
+    pub fn new(inner: Arc<dyn FileIO>) -> Self {
+        FaultyFileIO {
+            inner,
+            counter: Arc::new(AtomicU64::new(0)),
+            plan: Arc::new(Mutex::new(Plan { fail_at: None, fault: Fault::Before, only: None })),
+            log: Arc::new(Mutex::new(Vec::new())),
+        }
+    }
+
+    /// Fails the `k`-th (0-based, counted from now) operation of kind `only` (or of any kind) with `fault`.
+    pub fn fail_at(&self, k: u64, fault: Fault, only: Option<OpKind>) {
+        self.counter.store(0, Ordering::SeqCst);
+        *self.plan.lock() = Plan { fail_at: Some(k), fault, only };
+        self.log.lock().clear();
+    }
+
+    /// Stops injecting.
+    pub fn disarm(&self) {
+        self.plan.lock().fail_at = None;
+    }
+
+    /// Operations counted since the last [`FaultyFileIO::fail_at`] (of the kind it watches).
+    pub fn count(&self) -> u64 {
+        self.counter.load(Ordering::SeqCst)
+    }
+
+    /// The operations seen since the last `fail_at`, as "kind path" lines.
+    pub fn log(&self) -> Vec<String> {
+        self.log.lock().clone()
+    }
+
+    /// Counts this call; `Some(fault)` if it is the one to fail.
+    fn tick(&self, kind: OpKind, name: &str, path: &str) -> Option<Fault> {
+        let plan = self.plan.lock();
+        if plan.only.is_some_and(|o| o != kind) {
+            return None;
+        }
+        let n = self.counter.fetch_add(1, Ordering::SeqCst);
+        self.log.lock().push(format!("{name} {path}"));
+        match plan.fail_at {
+            Some(k) if k == n => Some(plan.fault),
+            _ => None,
+        }
+    }
+
+    fn injected(path: &str, fault: Fault) -> Error {
+        Error::io(path, std::io::Error::other(format!("injected fault ({fault:?})")))
+    }
+
+    fn read_op<T>(&self, name: &str, path: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        match self.tick(OpKind::Read, name, path) {
+            None => f(),
+            Some(Fault::After) => f().and_then(|_| Err(Self::injected(path, Fault::After))),
+            Some(fault) => Err(Self::injected(path, fault)),
+        }
+    }
+
+    fn mutate_op<T>(&self, name: &str, path: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        match self.tick(OpKind::Mutate, name, path) {
+            None => f(),
+            Some(Fault::After) => f().and_then(|_| Err(Self::injected(path, Fault::After))),
+            Some(fault) => Err(Self::injected(path, fault)),
+        }
+    }
+
+    fn write_op(&self, name: &str, path: &str, data: &[u8], f: impl FnOnce(&[u8]) -> Result<bool>) -> Result<bool> {
+        match self.tick(OpKind::Mutate, name, path) {
+            None => f(data),
+            Some(Fault::After) => f(data).and_then(|_| Err(Self::injected(path, Fault::After))),
+            Some(Fault::Torn) => {
+                let _ = f(&data[..data.len() / 2]);
+                Err(Self::injected(path, Fault::Torn))
+            }
+            Some(Fault::Before) => Err(Self::injected(path, Fault::Before)),
+        }
+    }
+}
+
+impl FileIO for FaultyFileIO {
+    fn read(&self, path: &str) -> Result<Vec<u8>> {
+        self.read_op("read", path, || self.inner.read(path))
+    }
+
+    fn read_range(&self, path: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
+        self.read_op("read_range", path, || self.inner.read_range(path, offset, len))
+    }
+
+    fn size(&self, path: &str) -> Result<u64> {
+        self.read_op("size", path, || self.inner.size(path))
+    }
+
+    fn write(&self, path: &str, data: &[u8]) -> Result<()> {
+        self.write_op("write", path, data, |d| self.inner.write(path, d).map(|()| true)).map(|_| ())
+    }
+
+    fn create_if_absent(&self, path: &str, data: &[u8]) -> Result<bool> {
+        self.write_op("create_if_absent", path, data, |d| self.inner.create_if_absent(path, d))
+    }
+
+    fn exists(&self, path: &str) -> Result<bool> {
+        self.read_op("exists", path, || self.inner.exists(path))
+    }
+
+    fn list(&self, dir: &str) -> Result<Vec<FileStatus>> {
+        self.read_op("list", dir, || self.inner.list(dir))
+    }
+
+    fn delete(&self, path: &str) -> Result<()> {
+        self.mutate_op("delete", path, || self.inner.delete(path))
+    }
+
+    fn delete_dir(&self, path: &str) -> Result<()> {
+        self.mutate_op("delete_dir", path, || self.inner.delete_dir(path))
+    }
+
+    fn mkdirs(&self, path: &str) -> Result<()> {
+        self.mutate_op("mkdirs", path, || self.inner.mkdirs(path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MemoryFileIO;
+
+    #[test]
+    fn fails_exactly_the_chosen_operation() {
+        let mem = Arc::new(MemoryFileIO::new());
+        let io = FaultyFileIO::new(mem.clone());
+        io.fail_at(1, Fault::Before, Some(OpKind::Mutate));
+        io.write("/a", b"1").unwrap();
+        assert!(io.write("/b", b"2").is_err());
+        io.write("/c", b"3").unwrap();
+        assert!(!mem.exists("/b").unwrap());
+
+        io.fail_at(0, Fault::After, None);
+        assert!(io.create_if_absent("/d", b"4").is_err());
+        assert_eq!(mem.read("/d").unwrap(), b"4");
+
+        io.fail_at(0, Fault::Torn, None);
+        assert!(io.write("/e", b"abcdef").is_err());
+        assert_eq!(mem.read("/e").unwrap(), b"abc");
+    }
+}

@@ -1,0 +1,171 @@
+//! Strata's error type.
+//!
+//! Precise variants inside, one coarse [`ErrorKind`] outside: callers decide on the kind (retry, report,
+//! give up), and the message names the file or the input that is wrong.
+
+use std::fmt;
+
+/// The result type of every fallible Strata call.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Coarse classification of an [`Error`], for callers that decide what to do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Storage failed (disk, network, injected fault). Usually worth a retry.
+    Io,
+    /// A file or table that was asked for does not exist.
+    NotFound,
+    /// A create-if-absent found the object already there.
+    AlreadyExists,
+    /// Stored bytes do not decode: truncated, malformed or checksum mismatch.
+    Corrupt,
+    /// The caller's input is wrong: a schema, a type string, an option value, an argument.
+    Invalid,
+    /// A commit lost against a concurrent one and cannot be rebased.
+    Conflict,
+    /// A valid feature of the format that Strata does not implement (yet).
+    Unsupported,
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            ErrorKind::Io => "io",
+            ErrorKind::NotFound => "not-found",
+            ErrorKind::AlreadyExists => "already-exists",
+            ErrorKind::Corrupt => "corrupt",
+            ErrorKind::Invalid => "invalid",
+            ErrorKind::Conflict => "conflict",
+            ErrorKind::Unsupported => "unsupported",
+        };
+        f.write_str(s)
+    }
+}
+
+/// Every error Strata returns.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The storage layer failed on `path`.
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        /// The file or directory the operation was on.
+        path: String,
+        /// What the operating system (or the fault injector) said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `path` does not exist.
+    #[error("not found: {path}")]
+    NotFound {
+        /// What was looked for.
+        path: String,
+    },
+    /// A create-if-absent found `path` already there.
+    #[error("already exists: {path}")]
+    AlreadyExists {
+        /// The object that exists.
+        path: String,
+    },
+    /// The bytes of `path` do not decode.
+    #[error("corrupt file {path}: {message}")]
+    Corrupt {
+        /// The file (empty while a codec runs on bytes; filled in by [`Error::in_file`]).
+        path: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The caller's input is wrong.
+    #[error("invalid {what}: {message}")]
+    Invalid {
+        /// Which input: "type string", "option 'bucket'", "schema", …
+        what: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A commit conflicts with one already made.
+    #[error("commit conflict: {message}")]
+    Conflict {
+        /// Which files or key ranges conflict.
+        message: String,
+    },
+    /// Valid Paimon, not implemented by Strata.
+    #[error("unsupported: {message}")]
+    Unsupported {
+        /// What is not supported.
+        message: String,
+    },
+}
+
+impl Error {
+    /// The coarse kind of this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Io { .. } => ErrorKind::Io,
+            Error::NotFound { .. } => ErrorKind::NotFound,
+            Error::AlreadyExists { .. } => ErrorKind::AlreadyExists,
+            Error::Corrupt { .. } => ErrorKind::Corrupt,
+            Error::Invalid { .. } => ErrorKind::Invalid,
+            Error::Conflict { .. } => ErrorKind::Conflict,
+            Error::Unsupported { .. } => ErrorKind::Unsupported,
+        }
+    }
+
+    /// Whether the same call may succeed if tried again.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self.kind(), ErrorKind::Io | ErrorKind::Conflict)
+    }
+
+    /// A corrupt-data error raised by a codec that does not know the file name yet.
+    pub fn corrupt(message: impl Into<String>) -> Self {
+        Error::Corrupt { path: String::new(), message: message.into() }
+    }
+
+    /// An invalid-input error.
+    pub fn invalid(what: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Invalid { what: what.into(), message: message.into() }
+    }
+
+    /// An unsupported-feature error.
+    pub fn unsupported(message: impl Into<String>) -> Self {
+        Error::Unsupported { message: message.into() }
+    }
+
+    /// An I/O error on `path`.
+    pub fn io(path: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io { path: path.into(), source }
+    }
+
+    /// Names the file a codec error came from, unless it already names one.
+    pub fn in_file(self, file: &str) -> Self {
+        match self {
+            Error::Corrupt { path, message } if path.is_empty() => {
+                Error::Corrupt { path: file.to_string(), message }
+            }
+            Error::Invalid { what, message } => {
+                if what.contains(file) {
+                    Error::Invalid { what, message }
+                } else {
+                    Error::Invalid { what: format!("{what} in {file}"), message }
+                }
+            }
+            Error::Unsupported { message } if !message.contains(file) => {
+                Error::Unsupported { message: format!("{message} (in {file})") }
+            }
+            other => other,
+        }
+    }
+}
+
+/// Adds [`Error::in_file`] to results.
+pub trait ResultExt<T> {
+    /// Names the file an error came from.
+    fn in_file(self, file: &str) -> Result<T>;
+}
+
+impl<T> ResultExt<T> for Result<T> {
+    fn in_file(self, file: &str) -> Result<T> {
+        self.map_err(|e| e.in_file(file))
+    }
+}

@@ -1,0 +1,560 @@
+//! Table options: Paimon's `CoreOptions` keys and defaults.
+//!
+//! Options live as strings in `schema/schema-N`. Keys Strata knows are parsed and validated with Paimon's
+//! names and defaults; keys it does not know (engine options, future Paimon options) are kept as they are
+//! and written back unchanged.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// `bucket`: -1 dynamic, -2 postpone, > 0 fixed.
+pub const BUCKET: &str = "bucket";
+/// `bucket-key`: comma-separated bucket key columns (default: the primary key without partition fields).
+pub const BUCKET_KEY: &str = "bucket-key";
+/// `file.format`: parquet (default), orc, avro.
+pub const FILE_FORMAT: &str = "file.format";
+/// `file.compression`: zstd by default.
+pub const FILE_COMPRESSION: &str = "file.compression";
+/// `manifest.compression`: zstd by default.
+pub const MANIFEST_COMPRESSION: &str = "manifest.compression";
+/// `manifest.format`: avro.
+pub const MANIFEST_FORMAT: &str = "manifest.format";
+/// `manifest.target-file-size`: 8 MB.
+pub const MANIFEST_TARGET_FILE_SIZE: &str = "manifest.target-file-size";
+/// `target-file-size`: 128 MB for primary-key tables.
+pub const TARGET_FILE_SIZE: &str = "target-file-size";
+/// `write-buffer-size`: 256 MB.
+pub const WRITE_BUFFER_SIZE: &str = "write-buffer-size";
+/// `num-sorted-run.compaction-trigger`: 5.
+pub const NUM_SORTED_RUN_COMPACTION_TRIGGER: &str = "num-sorted-run.compaction-trigger";
+/// `num-sorted-run.stop-trigger`: compaction trigger + 3.
+pub const NUM_SORTED_RUN_STOP_TRIGGER: &str = "num-sorted-run.stop-trigger";
+/// `num-levels`: compaction trigger + 1.
+pub const NUM_LEVELS: &str = "num-levels";
+/// `compaction.max-size-amplification-percent`: 200.
+pub const COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT: &str = "compaction.max-size-amplification-percent";
+/// `compaction.size-ratio`: 1.
+pub const COMPACTION_SIZE_RATIO: &str = "compaction.size-ratio";
+/// `compaction.delete-ratio-threshold`.
+pub const COMPACTION_DELETE_RATIO_THRESHOLD: &str = "compaction.delete-ratio-threshold";
+/// `deletion-vectors.enabled`: false.
+pub const DELETION_VECTORS_ENABLED: &str = "deletion-vectors.enabled";
+/// `deletion-vectors.bitmap64`: false.
+pub const DELETION_VECTORS_BITMAP64: &str = "deletion-vectors.bitmap64";
+/// `deletion-vectors.merge-on-read`: false.
+pub const DELETION_VECTORS_MERGE_ON_READ: &str = "deletion-vectors.merge-on-read";
+/// `deletion-vectors.modifiable`: false.
+pub const DELETION_VECTORS_MODIFIABLE: &str = "deletion-vectors.modifiable";
+/// `deletion-vector.index-file.target-size`: 2 MB.
+pub const DELETION_VECTOR_INDEX_FILE_TARGET_SIZE: &str = "deletion-vector.index-file.target-size";
+/// `changelog-producer`: none.
+pub const CHANGELOG_PRODUCER: &str = "changelog-producer";
+/// `merge-engine`: deduplicate.
+pub const MERGE_ENGINE: &str = "merge-engine";
+/// `sequence.field`.
+pub const SEQUENCE_FIELD: &str = "sequence.field";
+/// `rowkind.field`.
+pub const ROWKIND_FIELD: &str = "rowkind.field";
+/// `ignore-delete`: false.
+pub const IGNORE_DELETE: &str = "ignore-delete";
+/// `lookup-wait`: true.
+pub const LOOKUP_WAIT: &str = "lookup-wait";
+/// `lookup-compact`: radical.
+pub const LOOKUP_COMPACT: &str = "lookup-compact";
+/// `lookup-compact.max-interval`: 2 × compaction trigger.
+pub const LOOKUP_COMPACT_MAX_INTERVAL: &str = "lookup-compact.max-interval";
+/// `commit.max-retries`: 10.
+pub const COMMIT_MAX_RETRIES: &str = "commit.max-retries";
+/// `commit.timeout`: unbounded.
+pub const COMMIT_TIMEOUT: &str = "commit.timeout";
+/// `commit.min-retry-wait`: 10 ms.
+pub const COMMIT_MIN_RETRY_WAIT: &str = "commit.min-retry-wait";
+/// `commit.max-retry-wait`: 10 s.
+pub const COMMIT_MAX_RETRY_WAIT: &str = "commit.max-retry-wait";
+/// `snapshot.num-retained.min`: 10.
+pub const SNAPSHOT_NUM_RETAINED_MIN: &str = "snapshot.num-retained.min";
+/// `snapshot.num-retained.max`: unbounded.
+pub const SNAPSHOT_NUM_RETAINED_MAX: &str = "snapshot.num-retained.max";
+/// `snapshot.time-retained`: 1 h.
+pub const SNAPSHOT_TIME_RETAINED: &str = "snapshot.time-retained";
+/// `source.split.target-size`: 128 MB.
+pub const SOURCE_SPLIT_TARGET_SIZE: &str = "source.split.target-size";
+/// `source.split.open-file-cost`: 4 MB.
+pub const SOURCE_SPLIT_OPEN_FILE_COST: &str = "source.split.open-file-cost";
+/// `partition.default-name`: `__DEFAULT_PARTITION__`.
+pub const PARTITION_DEFAULT_NAME: &str = "partition.default-name";
+
+/// The merge engine of a primary-key table (`merge-engine`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeEngine {
+    /// Keep the last row of a key.
+    Deduplicate,
+    /// Merge non-null fields of rows of a key.
+    PartialUpdate,
+    /// Aggregate fields of rows of a key.
+    Aggregation,
+    /// Keep the first row of a key.
+    FirstRow,
+}
+
+/// How changelog is produced (`changelog-producer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangelogProducer {
+    /// No changelog files.
+    None,
+    /// The input is the changelog.
+    Input,
+    /// Produced by full compactions.
+    FullCompaction,
+    /// Produced by lookup during compaction.
+    Lookup,
+}
+
+/// `lookup-compact` mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LookupCompactMode {
+    /// Force level 0 up on every compaction trigger.
+    Radical,
+    /// Force level 0 up only every `lookup-compact.max-interval` triggers.
+    Gentle,
+}
+
+/// Parses a Paimon `MemorySize` string: "128 mb", "64kb", "1024", "2 gb".
+pub fn parse_memory_size(s: &str) -> Result<u64> {
+    let t = s.trim().to_ascii_lowercase();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num.parse().map_err(|_| Error::invalid("memory size", format!("'{s}' does not start with a number")))?;
+    let mult: u64 = match unit.trim() {
+        "" | "b" | "bytes" => 1,
+        "k" | "kb" | "kibibytes" => 1 << 10,
+        "m" | "mb" | "mebibytes" => 1 << 20,
+        "g" | "gb" | "gibibytes" => 1 << 30,
+        "t" | "tb" | "tebibytes" => 1 << 40,
+        other => return Err(Error::invalid("memory size", format!("unknown unit '{other}' in '{s}'"))),
+    };
+    n.checked_mul(mult).ok_or_else(|| Error::invalid("memory size", format!("'{s}' overflows")))
+}
+
+/// Parses a Paimon duration string: "10 ms", "10s", "1 h", "30 min", "1 d", "500" (milliseconds).
+pub fn parse_duration(s: &str) -> Result<Duration> {
+    let t = s.trim().to_ascii_lowercase();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num.parse().map_err(|_| Error::invalid("duration", format!("'{s}' does not start with a number")))?;
+    let ms: u64 = match unit.trim() {
+        "" | "ms" | "milli" | "millis" | "millisecond" | "milliseconds" => 1,
+        "s" | "sec" | "secs" | "second" | "seconds" => 1_000,
+        "m" | "min" | "mins" | "minute" | "minutes" => 60_000,
+        "h" | "hour" | "hours" => 3_600_000,
+        "d" | "day" | "days" => 86_400_000,
+        other => return Err(Error::invalid("duration", format!("unknown unit '{other}' in '{s}'"))),
+    };
+    n.checked_mul(ms)
+        .map(Duration::from_millis)
+        .ok_or_else(|| Error::invalid("duration", format!("'{s}' overflows")))
+}
+
+/// A table's options: typed access to Paimon's keys, everything else kept verbatim.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CoreOptions {
+    map: BTreeMap<String, String>,
+}
+
+impl CoreOptions {
+    /// Wraps a raw option map. Values are checked by [`CoreOptions::validate`], not here.
+    pub fn new(map: BTreeMap<String, String>) -> Self {
+        CoreOptions { map }
+    }
+
+    /// The raw map, unknown keys included.
+    pub fn as_map(&self) -> &BTreeMap<String, String> {
+        &self.map
+    }
+
+    /// A raw value.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.map.get(key).map(String::as_str)
+    }
+
+    /// Sets a raw value.
+    pub fn set(&mut self, key: impl Into<String>, value: impl Into<String>) {
+        self.map.insert(key.into(), value.into());
+    }
+
+    fn parsed<T: std::str::FromStr>(&self, key: &str) -> Result<Option<T>> {
+        match self.map.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .trim()
+                .parse::<T>()
+                .map(Some)
+                .map_err(|_| Error::invalid(format!("option '{key}'"), format!("cannot parse '{v}'"))),
+        }
+    }
+
+    fn bool_opt(&self, key: &str, default: bool) -> Result<bool> {
+        match self.map.get(key).map(|v| v.trim().to_ascii_lowercase()) {
+            None => Ok(default),
+            Some(v) if v == "true" => Ok(true),
+            Some(v) if v == "false" => Ok(false),
+            Some(v) => Err(Error::invalid(format!("option '{key}'"), format!("'{v}' is not true or false"))),
+        }
+    }
+
+    fn mem_opt(&self, key: &str, default: u64) -> Result<u64> {
+        match self.map.get(key) {
+            None => Ok(default),
+            Some(v) => parse_memory_size(v).map_err(|e| Error::invalid(format!("option '{key}'"), e.to_string())),
+        }
+    }
+
+    fn dur_opt(&self, key: &str) -> Result<Option<Duration>> {
+        match self.map.get(key) {
+            None => Ok(None),
+            Some(v) => parse_duration(v)
+                .map(Some)
+                .map_err(|e| Error::invalid(format!("option '{key}'"), e.to_string())),
+        }
+    }
+
+    /// `bucket` (default -1, dynamic).
+    pub fn bucket(&self) -> Result<i32> {
+        let b = self.parsed::<i32>(BUCKET)?.unwrap_or(-1);
+        if b == 0 || b < -2 {
+            return Err(Error::invalid(format!("option '{BUCKET}'"), format!("{b} is neither -1, -2 nor positive")));
+        }
+        Ok(b)
+    }
+
+    /// `bucket-key` columns, if set.
+    pub fn bucket_key(&self) -> Option<Vec<String>> {
+        self.get(BUCKET_KEY)
+            .map(|s| s.split(',').map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect())
+    }
+
+    /// `file.format` (default parquet), lower-cased.
+    pub fn file_format(&self) -> String {
+        self.get(FILE_FORMAT).unwrap_or("parquet").to_ascii_lowercase()
+    }
+
+    /// `file.compression` (default zstd).
+    pub fn file_compression(&self) -> String {
+        self.get(FILE_COMPRESSION).unwrap_or("zstd").to_ascii_lowercase()
+    }
+
+    /// `manifest.compression` (default zstd).
+    pub fn manifest_compression(&self) -> Result<String> {
+        let c = self.get(MANIFEST_COMPRESSION).unwrap_or("zstd").to_ascii_lowercase();
+        match c.as_str() {
+            "zstd" | "snappy" | "deflate" | "null" | "none" => Ok(c),
+            other => Err(Error::invalid(
+                format!("option '{MANIFEST_COMPRESSION}'"),
+                format!("'{other}' is not one of zstd, snappy, deflate, null"),
+            )),
+        }
+    }
+
+    /// `manifest.target-file-size` in bytes (default 8 MB).
+    pub fn manifest_target_file_size(&self) -> Result<u64> {
+        self.mem_opt(MANIFEST_TARGET_FILE_SIZE, 8 << 20)
+    }
+
+    /// `target-file-size` in bytes (default 128 MB for primary-key tables).
+    pub fn target_file_size(&self) -> Result<u64> {
+        self.mem_opt(TARGET_FILE_SIZE, 128 << 20)
+    }
+
+    /// `write-buffer-size` in bytes (default 256 MB).
+    pub fn write_buffer_size(&self) -> Result<u64> {
+        self.mem_opt(WRITE_BUFFER_SIZE, 256 << 20)
+    }
+
+    /// `num-sorted-run.compaction-trigger` (default 5).
+    pub fn num_sorted_run_compaction_trigger(&self) -> Result<u32> {
+        Ok(self.parsed::<u32>(NUM_SORTED_RUN_COMPACTION_TRIGGER)?.unwrap_or(5))
+    }
+
+    /// `num-sorted-run.stop-trigger` (default compaction trigger + 3).
+    pub fn num_sorted_run_stop_trigger(&self) -> Result<u32> {
+        let trigger = self.num_sorted_run_compaction_trigger()?;
+        Ok(self.parsed::<u32>(NUM_SORTED_RUN_STOP_TRIGGER)?.unwrap_or(trigger + 3).max(trigger))
+    }
+
+    /// `num-levels` (default compaction trigger + 1).
+    pub fn num_levels(&self) -> Result<u32> {
+        let trigger = self.num_sorted_run_compaction_trigger()?;
+        Ok(self.parsed::<u32>(NUM_LEVELS)?.unwrap_or(trigger + 1))
+    }
+
+    /// `compaction.max-size-amplification-percent` (default 200).
+    pub fn max_size_amplification_percent(&self) -> Result<u32> {
+        Ok(self.parsed::<u32>(COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT)?.unwrap_or(200))
+    }
+
+    /// `compaction.size-ratio` (default 1).
+    pub fn size_ratio(&self) -> Result<u32> {
+        Ok(self.parsed::<u32>(COMPACTION_SIZE_RATIO)?.unwrap_or(1))
+    }
+
+    /// `compaction.delete-ratio-threshold` for primary-key tables with deletion vectors.
+    ///
+    /// Paimon's default (0.2) is for append tables; the deletion-vector design picks files at half deleted,
+    /// so Strata's default for primary-key tables is 0.5.
+    pub fn delete_ratio_threshold(&self) -> Result<f64> {
+        let v = self.parsed::<f64>(COMPACTION_DELETE_RATIO_THRESHOLD)?.unwrap_or(0.5);
+        if !(0.0..=1.0).contains(&v) {
+            return Err(Error::invalid(
+                format!("option '{COMPACTION_DELETE_RATIO_THRESHOLD}'"),
+                format!("{v} is outside 0..=1"),
+            ));
+        }
+        Ok(v)
+    }
+
+    /// `deletion-vectors.enabled` (default false).
+    pub fn deletion_vectors_enabled(&self) -> Result<bool> {
+        self.bool_opt(DELETION_VECTORS_ENABLED, false)
+    }
+
+    /// `deletion-vectors.bitmap64` (default false).
+    pub fn deletion_vectors_bitmap64(&self) -> Result<bool> {
+        self.bool_opt(DELETION_VECTORS_BITMAP64, false)
+    }
+
+    /// `deletion-vectors.merge-on-read` (default false).
+    pub fn deletion_vectors_merge_on_read(&self) -> Result<bool> {
+        self.bool_opt(DELETION_VECTORS_MERGE_ON_READ, false)
+    }
+
+    /// `deletion-vectors.modifiable` (default false).
+    pub fn deletion_vectors_modifiable(&self) -> Result<bool> {
+        self.bool_opt(DELETION_VECTORS_MODIFIABLE, false)
+    }
+
+    /// `deletion-vector.index-file.target-size` in bytes (default 2 MB).
+    pub fn dv_index_file_target_size(&self) -> Result<u64> {
+        self.mem_opt(DELETION_VECTOR_INDEX_FILE_TARGET_SIZE, 2 << 20)
+    }
+
+    /// `merge-engine` (default deduplicate).
+    pub fn merge_engine(&self) -> Result<MergeEngine> {
+        match self.get(MERGE_ENGINE).map(|s| s.trim().to_ascii_lowercase()).as_deref() {
+            None | Some("deduplicate") => Ok(MergeEngine::Deduplicate),
+            Some("partial-update") => Ok(MergeEngine::PartialUpdate),
+            Some("aggregation") => Ok(MergeEngine::Aggregation),
+            Some("first-row") => Ok(MergeEngine::FirstRow),
+            Some(other) => Err(Error::invalid(
+                format!("option '{MERGE_ENGINE}'"),
+                format!("'{other}' is not one of deduplicate, partial-update, aggregation, first-row"),
+            )),
+        }
+    }
+
+    /// `changelog-producer` (default none).
+    pub fn changelog_producer(&self) -> Result<ChangelogProducer> {
+        match self.get(CHANGELOG_PRODUCER).map(|s| s.trim().to_ascii_lowercase()).as_deref() {
+            None | Some("none") => Ok(ChangelogProducer::None),
+            Some("input") => Ok(ChangelogProducer::Input),
+            Some("full-compaction") => Ok(ChangelogProducer::FullCompaction),
+            Some("lookup") => Ok(ChangelogProducer::Lookup),
+            Some(other) => Err(Error::invalid(
+                format!("option '{CHANGELOG_PRODUCER}'"),
+                format!("'{other}' is not one of none, input, full-compaction, lookup"),
+            )),
+        }
+    }
+
+    /// `lookup-compact` (default radical).
+    pub fn lookup_compact(&self) -> Result<LookupCompactMode> {
+        match self.get(LOOKUP_COMPACT).map(|s| s.trim().to_ascii_lowercase()).as_deref() {
+            None | Some("radical") => Ok(LookupCompactMode::Radical),
+            Some("gentle") => Ok(LookupCompactMode::Gentle),
+            Some(other) => Err(Error::invalid(
+                format!("option '{LOOKUP_COMPACT}'"),
+                format!("'{other}' is not radical or gentle"),
+            )),
+        }
+    }
+
+    /// `lookup-wait` (default true; fallback key `changelog-producer.lookup-wait`).
+    pub fn lookup_wait(&self) -> Result<bool> {
+        if self.map.contains_key(LOOKUP_WAIT) {
+            self.bool_opt(LOOKUP_WAIT, true)
+        } else {
+            self.bool_opt("changelog-producer.lookup-wait", true)
+        }
+    }
+
+    /// `sequence.field` columns.
+    pub fn sequence_field(&self) -> Vec<String> {
+        self.get(SEQUENCE_FIELD)
+            .map(|s| s.split(',').map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect())
+            .unwrap_or_default()
+    }
+
+    /// `rowkind.field`.
+    pub fn rowkind_field(&self) -> Option<String> {
+        self.get(ROWKIND_FIELD).map(|s| s.trim().to_string())
+    }
+
+    /// `ignore-delete` (default false).
+    pub fn ignore_delete(&self) -> Result<bool> {
+        self.bool_opt(IGNORE_DELETE, false)
+    }
+
+    /// `commit.max-retries` (default 10).
+    pub fn commit_max_retries(&self) -> Result<u32> {
+        Ok(self.parsed::<u32>(COMMIT_MAX_RETRIES)?.unwrap_or(10))
+    }
+
+    /// `commit.timeout` (default unbounded).
+    pub fn commit_timeout(&self) -> Result<Option<Duration>> {
+        self.dur_opt(COMMIT_TIMEOUT)
+    }
+
+    /// `commit.min-retry-wait` (default 10 ms).
+    pub fn commit_min_retry_wait(&self) -> Result<Duration> {
+        Ok(self.dur_opt(COMMIT_MIN_RETRY_WAIT)?.unwrap_or(Duration::from_millis(10)))
+    }
+
+    /// `commit.max-retry-wait` (default 10 s).
+    pub fn commit_max_retry_wait(&self) -> Result<Duration> {
+        Ok(self.dur_opt(COMMIT_MAX_RETRY_WAIT)?.unwrap_or(Duration::from_secs(10)))
+    }
+
+    /// `snapshot.num-retained.min` (default 10).
+    pub fn snapshot_num_retained_min(&self) -> Result<u32> {
+        Ok(self.parsed::<u32>(SNAPSHOT_NUM_RETAINED_MIN)?.unwrap_or(10))
+    }
+
+    /// `snapshot.num-retained.max` (default unbounded).
+    pub fn snapshot_num_retained_max(&self) -> Result<u32> {
+        Ok(self.parsed::<u32>(SNAPSHOT_NUM_RETAINED_MAX)?.unwrap_or(i32::MAX as u32))
+    }
+
+    /// `snapshot.time-retained` (default 1 h).
+    pub fn snapshot_time_retained(&self) -> Result<Duration> {
+        Ok(self.dur_opt(SNAPSHOT_TIME_RETAINED)?.unwrap_or(Duration::from_secs(3600)))
+    }
+
+    /// `source.split.target-size` (default 128 MB).
+    pub fn split_target_size(&self) -> Result<u64> {
+        self.mem_opt(SOURCE_SPLIT_TARGET_SIZE, 128 << 20)
+    }
+
+    /// `source.split.open-file-cost` (default 4 MB).
+    pub fn split_open_file_cost(&self) -> Result<u64> {
+        self.mem_opt(SOURCE_SPLIT_OPEN_FILE_COST, 4 << 20)
+    }
+
+    /// `partition.default-name` (default `__DEFAULT_PARTITION__`).
+    pub fn partition_default_name(&self) -> &str {
+        self.get(PARTITION_DEFAULT_NAME).unwrap_or("__DEFAULT_PARTITION__")
+    }
+
+    /// Parses every known option, so a bad value is reported when a table is created or opened,
+    /// not in the middle of a write.
+    pub fn validate(&self) -> Result<()> {
+        self.bucket()?;
+        self.manifest_compression()?;
+        self.manifest_target_file_size()?;
+        self.target_file_size()?;
+        self.write_buffer_size()?;
+        self.num_sorted_run_stop_trigger()?;
+        self.num_levels()?;
+        self.max_size_amplification_percent()?;
+        self.size_ratio()?;
+        self.delete_ratio_threshold()?;
+        self.deletion_vectors_enabled()?;
+        self.deletion_vectors_bitmap64()?;
+        self.deletion_vectors_merge_on_read()?;
+        self.deletion_vectors_modifiable()?;
+        self.dv_index_file_target_size()?;
+        self.merge_engine()?;
+        self.changelog_producer()?;
+        self.lookup_compact()?;
+        self.lookup_wait()?;
+        self.ignore_delete()?;
+        self.commit_max_retries()?;
+        self.commit_timeout()?;
+        self.commit_min_retry_wait()?;
+        self.commit_max_retry_wait()?;
+        self.snapshot_num_retained_min()?;
+        self.snapshot_num_retained_max()?;
+        self.snapshot_time_retained()?;
+        self.split_target_size()?;
+        self.split_open_file_cost()?;
+        match self.file_format().as_str() {
+            "parquet" | "orc" | "avro" => {}
+            other => {
+                return Err(Error::invalid(
+                    format!("option '{FILE_FORMAT}'"),
+                    format!("'{other}' is not one of parquet, orc, avro"),
+                ))
+            }
+        }
+        if self.deletion_vectors_enabled()? {
+            if self.changelog_producer()? == ChangelogProducer::FullCompaction {
+                return Err(Error::invalid(
+                    format!("option '{CHANGELOG_PRODUCER}'"),
+                    "deletion vectors need changelog-producer none, input or lookup",
+                ));
+            }
+            if self.merge_engine()? == MergeEngine::FirstRow {
+                return Err(Error::invalid(
+                    format!("option '{MERGE_ENGINE}'"),
+                    "deletion vectors cannot be used with the first-row merge engine",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(kv: &[(&str, &str)]) -> CoreOptions {
+        CoreOptions::new(kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
+    }
+
+    #[test]
+    fn defaults_are_paimons() {
+        let o = CoreOptions::default();
+        assert_eq!(o.bucket().ok(), Some(-1));
+        assert_eq!(o.num_sorted_run_compaction_trigger().ok(), Some(5));
+        assert_eq!(o.num_sorted_run_stop_trigger().ok(), Some(8));
+        assert_eq!(o.num_levels().ok(), Some(6));
+        assert_eq!(o.commit_max_retries().ok(), Some(10));
+        assert_eq!(o.target_file_size().ok(), Some(128 << 20));
+        assert_eq!(o.lookup_wait().ok(), Some(true));
+        assert_eq!(o.manifest_compression().ok().as_deref(), Some("zstd"));
+    }
+
+    #[test]
+    fn parses_sizes_and_durations() {
+        assert_eq!(parse_memory_size("128 mb").ok(), Some(128 << 20));
+        assert_eq!(parse_memory_size("64kb").ok(), Some(64 << 10));
+        assert_eq!(parse_duration("10 s").ok(), Some(Duration::from_secs(10)));
+        assert_eq!(parse_duration("1h").ok(), Some(Duration::from_secs(3600)));
+        assert!(parse_memory_size("lots").is_err());
+        assert!(parse_duration("5 fortnights").is_err());
+    }
+
+    #[test]
+    fn bad_values_name_the_option_and_unknown_keys_pass() {
+        let e = opts(&[("bucket", "four")]).validate().err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("'bucket'"), "{e}");
+        let e = opts(&[("deletion-vectors.enabled", "yes")]).validate().err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("deletion-vectors.enabled"), "{e}");
+        assert!(opts(&[("bucket", "0")]).validate().is_err());
+        assert!(opts(&[("deletion-vectors.enabled", "true"), ("merge-engine", "first-row")]).validate().is_err());
+        let o = opts(&[("my.engine.option", "x"), ("bucket", "4")]);
+        assert!(o.validate().is_ok());
+        assert_eq!(o.get("my.engine.option"), Some("x"));
+    }
+}

@@ -1,0 +1,241 @@
+//! `TableSchema`: the JSON file `schema/schema-N`.
+//!
+//! Matches Paimon's `org.apache.paimon.schema.TableSchema` and `SchemaSerializer` (version 3).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::options::CoreOptions;
+use crate::types::DataType;
+
+/// The schema format version Strata writes.
+pub const SCHEMA_VERSION: i32 = 3;
+
+/// One column.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DataField {
+    /// Field id, stable across schema evolution.
+    pub id: i32,
+    /// Column name.
+    pub name: String,
+    /// Column type.
+    #[serde(rename = "type")]
+    pub data_type: DataType,
+    /// Column comment.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub description: Option<String>,
+}
+
+/// A table's schema.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TableSchema {
+    /// Format version.
+    #[serde(default = "default_version")]
+    pub version: i32,
+    /// Schema id (the N of `schema-N`).
+    pub id: i64,
+    /// Columns in order.
+    pub fields: Vec<DataField>,
+    /// Largest field id used so far.
+    pub highest_field_id: i32,
+    /// Partition columns.
+    #[serde(default)]
+    pub partition_keys: Vec<String>,
+    /// Primary-key columns (partition columns included, as Paimon stores them).
+    #[serde(default)]
+    pub primary_keys: Vec<String>,
+    /// Table options.
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
+    /// Table comment.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub comment: Option<String>,
+    /// Creation time, epoch milliseconds.
+    #[serde(default)]
+    pub time_millis: i64,
+}
+
+fn default_version() -> i32 {
+    SCHEMA_VERSION
+}
+
+impl TableSchema {
+    /// A new schema 0 for a table, validated. Primary-key columns become NOT NULL, as in Paimon.
+    pub fn new(
+        columns: Vec<(String, DataType)>,
+        partition_keys: Vec<String>,
+        primary_keys: Vec<String>,
+        options: BTreeMap<String, String>,
+        time_millis: i64,
+    ) -> Result<Self> {
+        let fields: Vec<DataField> = columns
+            .into_iter()
+            .enumerate()
+            .map(|(i, (name, data_type))| {
+                let data_type = if primary_keys.contains(&name) { data_type.with_nullable(false) } else { data_type };
+                DataField { id: i as i32, name, data_type, description: None }
+            })
+            .collect();
+        let schema = TableSchema {
+            version: SCHEMA_VERSION,
+            id: 0,
+            highest_field_id: fields.len() as i32 - 1,
+            fields,
+            partition_keys,
+            primary_keys,
+            options,
+            comment: None,
+            time_millis,
+        };
+        schema.validate()?;
+        Ok(schema)
+    }
+
+    /// Checks names, keys and options.
+    pub fn validate(&self) -> Result<()> {
+        let mut seen = std::collections::HashSet::new();
+        for f in &self.fields {
+            if f.name.is_empty() {
+                return Err(Error::invalid("schema", "a column has an empty name"));
+            }
+            if !seen.insert(f.name.as_str()) {
+                return Err(Error::invalid("schema", format!("column '{}' appears twice", f.name)));
+            }
+        }
+        for (what, keys) in [("partition key", &self.partition_keys), ("primary key", &self.primary_keys)] {
+            for k in keys {
+                if !seen.contains(k.as_str()) {
+                    return Err(Error::invalid("schema", format!("{what} '{k}' is not a column")));
+                }
+            }
+        }
+        if !self.primary_keys.is_empty() {
+            for p in &self.partition_keys {
+                if !self.primary_keys.contains(p) {
+                    return Err(Error::invalid(
+                        "schema",
+                        format!("primary key must include partition key '{p}' (Paimon's rule)"),
+                    ));
+                }
+            }
+            if self.trimmed_primary_keys().is_empty() {
+                return Err(Error::invalid("schema", "primary key has no column besides the partition keys"));
+            }
+        }
+        let options = self.core_options();
+        options.validate()?;
+        if let Some(bk) = options.bucket_key() {
+            for k in &bk {
+                if !seen.contains(k.as_str()) {
+                    return Err(Error::invalid("option 'bucket-key'", format!("'{k}' is not a column")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Parses `schema-N` JSON.
+    pub fn from_json(bytes: &[u8]) -> Result<Self> {
+        let s: TableSchema = serde_json::from_slice(bytes).map_err(|e| {
+            let msg = e.to_string();
+            if msg.contains("unsupported:") {
+                Error::unsupported(msg)
+            } else if msg.contains("invalid type string") {
+                Error::invalid("schema", msg)
+            } else {
+                Error::corrupt(format!("malformed schema JSON: {msg}"))
+            }
+        })?;
+        Ok(s)
+    }
+
+    /// The JSON Strata writes.
+    pub fn to_json(&self) -> Result<String> {
+        serde_json::to_string_pretty(self).map_err(|e| Error::invalid("schema", e.to_string()))
+    }
+
+    /// Typed options.
+    pub fn core_options(&self) -> CoreOptions {
+        CoreOptions::new(self.options.clone())
+    }
+
+    /// The field named `name`.
+    pub fn field(&self, name: &str) -> Result<&DataField> {
+        self.fields
+            .iter()
+            .find(|f| f.name == name)
+            .ok_or_else(|| Error::invalid("column", format!("'{name}' is not in the schema")))
+    }
+
+    fn fields_of(&self, names: &[String]) -> Result<Vec<DataField>> {
+        names.iter().map(|n| self.field(n).cloned()).collect()
+    }
+
+    /// Primary keys without the partition keys: the key of the LSM tree and of data files.
+    pub fn trimmed_primary_keys(&self) -> Vec<String> {
+        self.primary_keys.iter().filter(|k| !self.partition_keys.contains(k)).cloned().collect()
+    }
+
+    /// Fields of the trimmed primary key.
+    pub fn trimmed_primary_key_fields(&self) -> Result<Vec<DataField>> {
+        self.fields_of(&self.trimmed_primary_keys())
+    }
+
+    /// Partition fields.
+    pub fn partition_fields(&self) -> Result<Vec<DataField>> {
+        self.fields_of(&self.partition_keys)
+    }
+
+    /// Bucket key columns: `bucket-key` if set, else the trimmed primary key, else all columns.
+    pub fn bucket_keys(&self) -> Vec<String> {
+        if let Some(bk) = self.core_options().bucket_key() {
+            if !bk.is_empty() {
+                return bk;
+            }
+        }
+        let pk = self.trimmed_primary_keys();
+        if !pk.is_empty() {
+            return pk;
+        }
+        self.fields.iter().map(|f| f.name.clone()).collect()
+    }
+
+    /// Bucket key fields.
+    pub fn bucket_key_fields(&self) -> Result<Vec<DataField>> {
+        self.fields_of(&self.bucket_keys())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_a_pypaimon_schema_and_trims_keys() {
+        let json = br#"{"version":3,"id":0,"fields":[{"id":0,"name":"id","type":"BIGINT NOT NULL"},
+            {"id":1,"name":"p","type":"STRING NOT NULL"},{"id":2,"name":"v","type":"BIGINT"}],
+            "highestFieldId":2,"partitionKeys":["p"],"primaryKeys":["id","p"],
+            "options":{"bucket":"4"},"comment":null,"timeMillis":1}"#;
+        let s = TableSchema::from_json(json).unwrap();
+        assert_eq!(s.trimmed_primary_keys(), vec!["id".to_string()]);
+        assert_eq!(s.bucket_keys(), vec!["id".to_string()]);
+        let back = TableSchema::from_json(s.to_json().unwrap().as_bytes()).unwrap();
+        assert_eq!(back, s);
+    }
+
+    #[test]
+    fn bad_schemas_are_typed_errors() {
+        let unknown = br#"{"id":0,"fields":[{"id":0,"name":"id","type":"BIGNUM"}],"highestFieldId":0}"#;
+        let e = TableSchema::from_json(unknown).err().unwrap();
+        assert_eq!(e.kind(), crate::ErrorKind::Invalid, "{e}");
+        assert!(e.to_string().contains("BIGNUM"), "{e}");
+        let e = TableSchema::from_json(b"{\"id\": ").err().unwrap();
+        assert_eq!(e.kind(), crate::ErrorKind::Corrupt);
+        let cols = vec![("id".to_string(), DataType::bigint())];
+        let e = TableSchema::new(cols, vec![], vec!["nope".into()], Default::default(), 0).err().unwrap();
+        assert!(e.to_string().contains("nope"), "{e}");
+    }
+}

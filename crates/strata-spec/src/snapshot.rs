@@ -1,0 +1,128 @@
+//! `Snapshot`: the JSON file `snapshot/snapshot-N` that names a table version.
+//!
+//! Matches Paimon's `org.apache.paimon.Snapshot` (version 3): null optional fields are omitted, fields
+//! this version does not know are kept and written back.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// The snapshot format version Strata writes.
+pub const SNAPSHOT_VERSION: i32 = 3;
+
+/// What a commit did (`Snapshot.CommitKind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum CommitKind {
+    /// New files from writes.
+    Append,
+    /// Compaction: files replaced by others with the same rows.
+    Compact,
+    /// Partitions or the table replaced.
+    Overwrite,
+    /// Statistics only.
+    Analyze,
+}
+
+impl std::fmt::Display for CommitKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CommitKind::Append => "APPEND",
+            CommitKind::Compact => "COMPACT",
+            CommitKind::Overwrite => "OVERWRITE",
+            CommitKind::Analyze => "ANALYZE",
+        })
+    }
+}
+
+/// One snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    /// Format version (3).
+    pub version: i32,
+    /// Random id of this snapshot.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub uuid: Option<String>,
+    /// Snapshot id, 1-based, consecutive.
+    pub id: i64,
+    /// Schema id at commit.
+    pub schema_id: i64,
+    /// Manifest list of all files before this commit.
+    pub base_manifest_list: String,
+    /// Its size.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub base_manifest_list_size: Option<i64>,
+    /// Manifest list of this commit's changes.
+    pub delta_manifest_list: String,
+    /// Its size.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub delta_manifest_list_size: Option<i64>,
+    /// Manifest list of changelog files.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub changelog_manifest_list: Option<String>,
+    /// Its size.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub changelog_manifest_list_size: Option<i64>,
+    /// Index manifest (full listing of live index files).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub index_manifest: Option<String>,
+    /// Who committed.
+    pub commit_user: String,
+    /// Writer software and version.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub writer_version: Option<String>,
+    /// The committer's identifier (with `commit_user`, makes commits idempotent).
+    pub commit_identifier: i64,
+    /// What the commit did.
+    pub commit_kind: CommitKind,
+    /// Commit time, epoch milliseconds.
+    pub time_millis: i64,
+    /// Physical rows in live files (not DV-adjusted).
+    #[serde(default)]
+    pub total_record_count: Option<i64>,
+    /// Rows added by this commit's delta.
+    #[serde(default)]
+    pub delta_record_count: Option<i64>,
+    /// Changelog rows.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub changelog_record_count: Option<i64>,
+    /// Watermark.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub watermark: Option<i64>,
+    /// Statistics file name.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub statistics: Option<String>,
+    /// Free-form properties.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub properties: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Next row id (row tracking).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub next_row_id: Option<i64>,
+    /// The user-level operation.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub operation: Option<String>,
+    /// Fields a newer writer added, kept so they round-trip.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Snapshot {
+    /// Parses `snapshot-N` JSON.
+    pub fn from_json(bytes: &[u8]) -> Result<Self> {
+        let s: Snapshot =
+            serde_json::from_slice(bytes).map_err(|e| Error::corrupt(format!("malformed snapshot JSON: {e}")))?;
+        if s.version > SNAPSHOT_VERSION {
+            return Err(Error::unsupported(format!("snapshot version {}", s.version)));
+        }
+        if s.id < 1 {
+            return Err(Error::corrupt(format!("snapshot id {} is below 1", s.id)));
+        }
+        Ok(s)
+    }
+
+    /// The JSON Strata writes (pretty, as Paimon does).
+    pub fn to_json(&self) -> Result<String> {
+        serde_json::to_string_pretty(self).map_err(|e| Error::invalid("snapshot", e.to_string()))
+    }
+}
