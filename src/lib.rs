@@ -1,1 +1,14 @@
-//! Strata
+//! # Strata
+//!
+//! An embeddable primary-key table store whose on-disk format is Apache Paimon's.
+//!
+//! This facade re-exports the crates: [`spec`] (Paimon's on-disk objects), [`io`] (the storage seam) and
+//! [`table`] (catalog, snapshots, commit).
+
+pub use strata_io as io;
+pub use strata_spec as spec;
+pub use strata_table as table;
+
+pub use strata_io::{FileIO, LocalFileIO, MemoryFileIO};
+pub use strata_spec::{Error, ErrorKind, Result};
+pub use strata_table::{FileSystemCatalog, Table};

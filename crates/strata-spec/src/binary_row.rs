@@ -209,6 +209,12 @@ fn be_to_i128(b: &[u8]) -> Result<i128> {
     Ok(i128::from_be_bytes(full))
 }
 
+impl Default for BinaryRow {
+    fn default() -> Self {
+        BinaryRow::empty()
+    }
+}
+
 impl BinaryRow {
     /// The row of arity 0 (`BinaryRow.EMPTY_ROW`): unpartitioned tables' partition, empty stats.
     pub fn empty() -> Self {

@@ -239,3 +239,53 @@ mod tests {
         assert!(e.to_string().contains("nope"), "{e}");
     }
 }
+
+/// Parses a column list such as `id BIGINT NOT NULL, name STRING, price DECIMAL(10, 2)`.
+pub fn parse_columns(s: &str) -> Result<Vec<(String, DataType)>> {
+    let mut cols = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    let bytes: Vec<char> = s.chars().collect();
+    let mut pieces = Vec::new();
+    for (i, c) in bytes.iter().enumerate() {
+        match c {
+            '(' | '<' => depth += 1,
+            ')' | '>' => depth -= 1,
+            ',' if depth == 0 => {
+                pieces.push(bytes[start..i].iter().collect::<String>());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    pieces.push(bytes[start..].iter().collect::<String>());
+    for piece in pieces {
+        let piece = piece.trim();
+        if piece.is_empty() {
+            return Err(Error::invalid("schema", format!("empty column in '{s}'")));
+        }
+        let (name, ty) = piece
+            .split_once(char::is_whitespace)
+            .ok_or_else(|| Error::invalid("schema", format!("column '{piece}' has no type (expected 'name TYPE')")))?;
+        let name = name.trim_matches('`').to_string();
+        let ty: DataType = ty.trim().parse()?;
+        cols.push((name, ty));
+    }
+    Ok(cols)
+}
+
+#[cfg(test)]
+mod parse_tests {
+    use super::*;
+
+    #[test]
+    fn parses_column_lists() {
+        let cols = parse_columns("id BIGINT NOT NULL, name STRING, price DECIMAL(10, 2)").unwrap();
+        assert_eq!(cols.len(), 3);
+        assert_eq!(cols[2].1.to_string(), "DECIMAL(10, 2)");
+        assert!(!cols[0].1.nullable);
+        assert!(parse_columns("id").is_err());
+        assert!(parse_columns("id BIGINT,,").is_err());
+        assert!(parse_columns("id WHATEVER").is_err());
+    }
+}

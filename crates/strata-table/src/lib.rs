@@ -1,1 +1,18 @@
-//! placeholder
+//! Strata tables: the filesystem catalog, schema and snapshot management, manifest I/O and the atomic
+//! commit.
+
+pub mod catalog;
+pub mod commit;
+pub mod inspect;
+pub mod manifest_io;
+pub mod paths;
+pub mod schema_manager;
+pub mod snapshot_manager;
+pub mod table;
+
+pub use catalog::FileSystemCatalog;
+pub use commit::{CommitMessage, CommitOutcome, Committable, FileStoreCommit, RetryPolicy};
+pub use manifest_io::ManifestStore;
+pub use schema_manager::SchemaManager;
+pub use snapshot_manager::SnapshotManager;
+pub use table::Table;

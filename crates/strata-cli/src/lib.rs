@@ -1,0 +1,168 @@
+//! `strata`: create and inspect (later write, scan, compact) Paimon tables from the command line.
+//!
+//! The binary lives in the facade package (`src/bin/strata.rs`) and calls [`main`].
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+use strata_io::{FileIO, LocalFileIO};
+use strata_spec::schema::parse_columns;
+use strata_spec::{Error, ErrorKind, TableSchema};
+use strata_table::commit::now_millis;
+use strata_table::inspect::inspect;
+use strata_table::Table;
+
+#[derive(Parser, Debug)]
+#[command(name = "strata", version, about = "Strata: a primary-key table store on Apache Paimon's format")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Create a table in TABLE_DIR.
+    Create {
+        /// The table directory (e.g. warehouse/db.db/t).
+        table_dir: String,
+        /// Columns: "id BIGINT NOT NULL, name STRING, v BIGINT".
+        #[arg(long)]
+        schema: String,
+        /// Primary-key columns, comma-separated.
+        #[arg(long = "primary-key", value_delimiter = ',')]
+        primary_key: Vec<String>,
+        /// Partition columns, comma-separated.
+        #[arg(long = "partition-keys", value_delimiter = ',')]
+        partition_keys: Vec<String>,
+        /// A table option, key=value; repeatable. `bucket` defaults to 1.
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a table's schema, snapshots, and files per bucket and level.
+    Inspect {
+        /// The table directory.
+        table_dir: String,
+        /// Inspect this snapshot instead of the latest.
+        #[arg(long)]
+        snapshot: Option<i64>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn io() -> Arc<dyn FileIO> {
+    Arc::new(LocalFileIO::new())
+}
+
+fn absolute(dir: &str) -> String {
+    let p = std::path::Path::new(dir);
+    if p.is_absolute() {
+        dir.to_string()
+    } else {
+        std::env::current_dir().map(|c| c.join(p).to_string_lossy().into_owned()).unwrap_or_else(|_| dir.to_string())
+    }
+}
+
+fn parse_options(raw: &[String]) -> Result<BTreeMap<String, String>, Error> {
+    let mut map = BTreeMap::new();
+    for kv in raw {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| Error::invalid("--option", format!("'{kv}' is not KEY=VALUE")))?;
+        if k.trim().is_empty() {
+            return Err(Error::invalid("--option", format!("'{kv}' has an empty key")));
+        }
+        map.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    Ok(map)
+}
+
+fn run(cli: Cli) -> Result<(), Error> {
+    match cli.command {
+        Command::Create { table_dir, schema, primary_key, partition_keys, options, json } => {
+            let columns = parse_columns(&schema)?;
+            let mut options = parse_options(&options)?;
+            options.entry("bucket".to_string()).or_insert_with(|| "1".to_string());
+            let schema = TableSchema::new(columns, partition_keys, primary_key, options, now_millis())?;
+            let dir = absolute(&table_dir);
+            let table = Table::create(io(), &dir, schema)?;
+            if json {
+                println!("{}", serde_json::json!({"created": table.path(), "schemaId": table.schema().id}));
+            } else {
+                println!("created table {}", table.path());
+            }
+        }
+        Command::Inspect { table_dir, snapshot, json } => {
+            let table = Table::open(io(), &absolute(&table_dir))?;
+            let report = inspect(&table, snapshot)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report).map_err(|e| Error::invalid("report", e.to_string()))?);
+            } else {
+                print_report(&report);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn print_report(r: &serde_json::Value) {
+    println!("table     {}", r["path"].as_str().unwrap_or(""));
+    let schema = &r["schema"];
+    let fields: Vec<String> = schema["fields"]
+        .as_array()
+        .map(|fs| fs.iter().map(|f| format!("{} {}", f["name"].as_str().unwrap_or(""), f["type"].as_str().unwrap_or(""))).collect())
+        .unwrap_or_default();
+    println!("schema    {} (id {})", fields.join(", "), schema["id"]);
+    println!("keys      primary {} partition {}", schema["primaryKeys"], schema["partitionKeys"]);
+    println!("options   {}", schema["options"]);
+    let snaps = r["snapshots"].as_array().map(Vec::len).unwrap_or(0);
+    println!("snapshots {} (earliest {}, latest {})", snaps, r["earliestSnapshot"], r["latestSnapshot"]);
+    for s in r["snapshots"].as_array().into_iter().flatten() {
+        println!(
+            "  #{:<5} {:<8} rows {:>10} (delta {:>8})  user {}",
+            s["id"], s["commitKind"].as_str().unwrap_or(""), s["totalRecordCount"], s["deltaRecordCount"], s["commitUser"].as_str().unwrap_or("")
+        );
+    }
+    let t = &r["totals"];
+    println!("snapshot {}: {} files, {} rows, {} bytes", r["snapshot"], t["fileCount"], t["rowCount"], t["fileSize"]);
+    for b in r["buckets"].as_array().into_iter().flatten() {
+        println!("  partition {} bucket {}", b["partition"], b["bucket"]);
+        for l in b["levels"].as_array().into_iter().flatten() {
+            println!("    level {}: {} files, {} rows, {} bytes", l["level"], l["fileCount"], l["rowCount"], l["fileSize"]);
+        }
+        if let Some(ix) = b["indexFile"].as_object() {
+            let n = ix.get("deletionVectors").and_then(|d| d.as_array()).map(Vec::len).unwrap_or(0);
+            println!("    deletion vectors: {} in {}", n, ix.get("fileName").and_then(|f| f.as_str()).unwrap_or(""));
+        }
+    }
+}
+
+/// Runs the CLI on the process arguments and returns the exit code: 0 on success, 2 for bad input,
+/// 3 not found, 4 already exists, 5 corrupt data, 6 commit conflict, 7 unsupported, 1 other errors.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if std::env::var_os("STRATA_LOG").is_some() {
+        tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_env("STRATA_LOG")).with_writer(std::io::stderr).init();
+    }
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("strata: error: {e}");
+            ExitCode::from(match e.kind() {
+                ErrorKind::Invalid => 2,
+                ErrorKind::NotFound => 3,
+                ErrorKind::AlreadyExists => 4,
+                ErrorKind::Corrupt => 5,
+                ErrorKind::Conflict => 6,
+                ErrorKind::Unsupported => 7,
+                _ => 1,
+            })
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! The filesystem catalog: `<warehouse>/<db>.db/<table>`, as Paimon's `FileSystemCatalog`.
+
+use std::sync::Arc;
+
+use strata_io::{join, FileIO};
+use strata_spec::{Error, Result, TableSchema};
+
+use crate::table::Table;
+
+const DB_SUFFIX: &str = ".db";
+
+/// Databases and tables under a warehouse directory.
+#[derive(Debug, Clone)]
+pub struct FileSystemCatalog {
+    io: Arc<dyn FileIO>,
+    warehouse: String,
+}
+
+fn check_name(what: &str, name: &str) -> Result<()> {
+    if name.is_empty() || name.contains('/') || name.starts_with('.') {
+        return Err(Error::invalid(format!("{what} name"), format!("'{name}' is empty, starts with '.' or contains '/'")));
+    }
+    Ok(())
+}
+
+impl FileSystemCatalog {
+    /// A catalog over `warehouse`.
+    pub fn new(io: Arc<dyn FileIO>, warehouse: &str) -> Self {
+        FileSystemCatalog { io, warehouse: warehouse.trim_end_matches('/').to_string() }
+    }
+
+    /// The warehouse directory.
+    pub fn warehouse(&self) -> &str {
+        &self.warehouse
+    }
+
+    /// `<warehouse>/<db>.db`
+    pub fn database_path(&self, db: &str) -> String {
+        join(&self.warehouse, &format!("{db}{DB_SUFFIX}"))
+    }
+
+    /// `<warehouse>/<db>.db/<table>`
+    pub fn table_path(&self, db: &str, table: &str) -> String {
+        join(&self.database_path(db), table)
+    }
+
+    /// Creates a database (a directory).
+    pub fn create_database(&self, db: &str, ignore_if_exists: bool) -> Result<()> {
+        check_name("database", db)?;
+        let path = self.database_path(db);
+        if self.io.exists(&path)? {
+            return if ignore_if_exists { Ok(()) } else { Err(Error::AlreadyExists { path }) };
+        }
+        self.io.mkdirs(&path)
+    }
+
+    /// Database names.
+    pub fn list_databases(&self) -> Result<Vec<String>> {
+        let mut dbs: Vec<String> = self
+            .io
+            .list(&self.warehouse)?
+            .into_iter()
+            .filter(|s| s.is_dir)
+            .filter_map(|s| s.name().strip_suffix(DB_SUFFIX).map(str::to_string))
+            .collect();
+        dbs.sort();
+        Ok(dbs)
+    }
+
+    /// Tables of a database (directories holding a schema).
+    pub fn list_tables(&self, db: &str) -> Result<Vec<String>> {
+        let path = self.database_path(db);
+        if !self.io.exists(&path)? {
+            return Err(Error::NotFound { path });
+        }
+        let mut out = Vec::new();
+        for s in self.io.list(&path)? {
+            if s.is_dir && self.io.exists(&join(&join(&s.path, "schema"), "schema-0"))? {
+                out.push(s.name().to_string());
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Creates a table; the database must exist.
+    pub fn create_table(&self, db: &str, table: &str, schema: TableSchema, ignore_if_exists: bool) -> Result<Table> {
+        check_name("table", table)?;
+        let db_path = self.database_path(db);
+        if !self.io.exists(&db_path)? {
+            return Err(Error::NotFound { path: db_path });
+        }
+        let path = self.table_path(db, table);
+        match Table::create(self.io.clone(), &path, schema) {
+            Err(Error::AlreadyExists { .. }) if ignore_if_exists => Table::open(self.io.clone(), &path),
+            other => other,
+        }
+    }
+
+    /// Opens a table.
+    pub fn get_table(&self, db: &str, table: &str) -> Result<Table> {
+        Table::open(self.io.clone(), &self.table_path(db, table))
+    }
+}

@@ -1,0 +1,438 @@
+//! The atomic commit (Paimon's `FileStoreCommitImpl`, reduced to what Strata needs).
+//!
+//! A commit writes its delta manifest, a manifest list for the base and one for the delta, and the index
+//! manifest when index files change; then it creates `snapshot-N` with [`FileIO::create_if_absent`], the
+//! only arbiter between concurrent committers. Losing the race means: clean up what this attempt wrote,
+//! re-read the new latest snapshot, re-check conflicts, retry with backoff.
+//!
+//! Strata commits new data files, compaction results and deletion-vector index files of one write in
+//! **one** snapshot, so a reader never sees data files without the vectors that describe them.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rand::Rng;
+use strata_io::FileIO;
+use strata_spec::binary_row::compare_rows;
+use strata_spec::snapshot::SNAPSHOT_VERSION;
+use strata_spec::{
+    BinaryRow, CommitKind, DataFileMeta, DataType, Error, FileKind, IndexFileMeta, IndexManifestEntry, ManifestEntry,
+    ManifestFileMeta, Result, Snapshot,
+};
+
+use crate::manifest_io::{merge_into, LiveFiles, ManifestStore};
+use crate::snapshot_manager::SnapshotManager;
+
+/// What Strata writes as `writerVersion`.
+pub const WRITER_VERSION: &str = concat!("strata-", env!("CARGO_PKG_VERSION"));
+
+/// When the base manifest list names more files than this, the commit rewrites them into a compact set
+/// (Paimon's `manifest.merge-min-count`, default 30).
+pub const MANIFEST_MERGE_MIN_COUNT: usize = 30;
+
+/// The changes one writer made to one (partition, bucket).
+#[derive(Debug, Clone, Default)]
+pub struct CommitMessage {
+    /// Partition.
+    pub partition: BinaryRow,
+    /// Bucket.
+    pub bucket: i32,
+    /// Number of buckets of the table.
+    pub total_buckets: i32,
+    /// New files from writes (ADD).
+    pub new_files: Vec<DataFileMeta>,
+    /// Files a compaction replaced (DELETE).
+    pub compact_before: Vec<DataFileMeta>,
+    /// Files a compaction produced (ADD).
+    pub compact_after: Vec<DataFileMeta>,
+    /// New index files; a DV index file replaces the bucket's previous one.
+    pub new_index_files: Vec<IndexFileMeta>,
+    /// Index files removed without a replacement.
+    pub deleted_index_files: Vec<IndexFileMeta>,
+}
+
+impl CommitMessage {
+    /// Whether the message changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.new_files.is_empty()
+            && self.compact_before.is_empty()
+            && self.compact_after.is_empty()
+            && self.new_index_files.is_empty()
+            && self.deleted_index_files.is_empty()
+    }
+}
+
+/// A set of messages committed together under one identifier.
+#[derive(Debug, Clone, Default)]
+pub struct Committable {
+    /// With the commit user, identifies the commit for idempotence (Paimon uses `i64::MAX` for batch jobs).
+    pub identifier: i64,
+    /// The changes.
+    pub messages: Vec<CommitMessage>,
+    /// Forces a commit kind; by default APPEND when there are new files, else COMPACT.
+    pub kind: Option<CommitKind>,
+    /// Snapshot properties.
+    pub properties: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// How a commit ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitOutcome {
+    /// This call created snapshot `id`.
+    Committed(i64),
+    /// A snapshot with this user and identifier already exists (an earlier attempt landed).
+    AlreadyCommitted(i64),
+    /// Nothing to commit; no snapshot was made.
+    Empty,
+}
+
+impl CommitOutcome {
+    /// The snapshot holding the commit, if one was made.
+    pub fn snapshot_id(&self) -> Option<i64> {
+        match self {
+            CommitOutcome::Committed(id) | CommitOutcome::AlreadyCommitted(id) => Some(*id),
+            CommitOutcome::Empty => None,
+        }
+    }
+}
+
+/// Retry policy (`commit.max-retries`, `commit.timeout`, `commit.min-retry-wait`, `commit.max-retry-wait`).
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    /// Attempts after the first.
+    pub max_retries: u32,
+    /// Give up after this long.
+    pub timeout: Option<Duration>,
+    /// First backoff.
+    pub min_wait: Duration,
+    /// Longest backoff.
+    pub max_wait: Duration,
+}
+
+/// Commits to one table as one commit user.
+#[derive(Debug, Clone)]
+pub struct FileStoreCommit {
+    io: Arc<dyn FileIO>,
+    snapshots: SnapshotManager,
+    manifests: ManifestStore,
+    commit_user: String,
+    schema_id: i64,
+    key_types: Vec<DataType>,
+    retry: RetryPolicy,
+}
+
+/// What one attempt produced, before its snapshot is created.
+struct Attempt {
+    snapshot: Snapshot,
+    written: Vec<String>,
+}
+
+impl FileStoreCommit {
+    /// A committer. `key_types` are the trimmed primary key's types (empty for tables without one: no
+    /// level-overlap check then).
+    pub fn new(
+        io: Arc<dyn FileIO>,
+        snapshots: SnapshotManager,
+        manifests: ManifestStore,
+        commit_user: String,
+        schema_id: i64,
+        key_types: Vec<DataType>,
+        retry: RetryPolicy,
+    ) -> Self {
+        FileStoreCommit { io, snapshots, manifests, commit_user, schema_id, key_types, retry }
+    }
+
+    /// The commit user.
+    pub fn commit_user(&self) -> &str {
+        &self.commit_user
+    }
+
+    /// Commits `c` in one new snapshot, retrying lost races. On error no snapshot holds the commit (unless
+    /// the error says the outcome is unknown: an I/O error while creating the snapshot file that could not
+    /// be resolved by reading it back) and the files this call wrote are removed.
+    pub fn commit(&self, c: &Committable) -> Result<CommitOutcome> {
+        if c.messages.iter().all(CommitMessage::is_empty) {
+            return Ok(CommitOutcome::Empty);
+        }
+        let _span = tracing::info_span!("commit", user = %self.commit_user, identifier = c.identifier).entered();
+        let started = Instant::now();
+        let mut retries = 0u32;
+        // Snapshots up to this id were checked (or predate the commit) for our own earlier attempt.
+        let mut checked_up_to: Option<i64> = None;
+        loop {
+            let latest = self.snapshots.latest()?;
+            let latest_id = latest.as_ref().map_or(0, |s| s.id);
+            if let Some(from) = checked_up_to {
+                if let Some(id) = self.find_own_commit(from + 1, latest_id, c.identifier)? {
+                    return Ok(CommitOutcome::AlreadyCommitted(id));
+                }
+            }
+            checked_up_to = Some(latest_id);
+
+            let live = match &latest {
+                Some(s) => self.manifests.live_files(s)?,
+                None => LiveFiles::new(),
+            };
+            self.check_conflicts(&live, c)?;
+
+            let mut written = Vec::new();
+            let attempt = match self.prepare(latest.as_ref(), c, &mut written) {
+                Ok(a) => a,
+                Err(e) => {
+                    self.clean_up(&written);
+                    return Err(e);
+                }
+            };
+            let id = attempt.snapshot.id;
+            let path = self.snapshots.snapshot_path(id);
+            let json = attempt.snapshot.to_json()?;
+            let created = match self.io.create_if_absent(&path, json.as_bytes()) {
+                Ok(created) => created,
+                // The outcome is unknown: look.
+                Err(e) => match self.snapshots.snapshot(id) {
+                    Ok(s) if s.uuid == attempt.snapshot.uuid => true,
+                    Ok(_) => false,
+                    Err(read_err) if read_err.kind() == strata_spec::ErrorKind::NotFound => {
+                        self.clean_up(&attempt.written);
+                        return Err(e);
+                    }
+                    // Still unknown: keep the files (an orphan at worst) and report.
+                    Err(_) => return Err(e),
+                },
+            };
+            if created {
+                self.snapshots.write_latest_hint(id);
+                tracing::debug!(id, "committed");
+                return Ok(CommitOutcome::Committed(id));
+            }
+            // Lost the race for snapshot-N.
+            self.clean_up(&attempt.written);
+            retries += 1;
+            let timed_out = self.retry.timeout.is_some_and(|t| started.elapsed() > t);
+            if retries > self.retry.max_retries || timed_out {
+                // The winner may have been our own earlier attempt of this call: impossible, since attempts of
+                // one call are sequential; but a concurrent duplicate call could have landed it.
+                let now = self.snapshots.latest_id()?.unwrap_or(0);
+                if let Some(id) = self.find_own_commit(latest_id + 1, now, c.identifier)? {
+                    return Ok(CommitOutcome::AlreadyCommitted(id));
+                }
+                return Err(Error::Conflict {
+                    message: format!(
+                        "gave up after {retries} attempts lost to concurrent commits (commit.max-retries = {})",
+                        self.retry.max_retries
+                    ),
+                });
+            }
+            self.back_off(retries);
+        }
+    }
+
+    fn back_off(&self, retries: u32) {
+        let base = self.retry.min_wait.saturating_mul(1u32 << retries.min(16)).min(self.retry.max_wait);
+        let millis = base.as_millis().max(1) as u64;
+        let wait = rand::rng().random_range(millis / 2..=millis);
+        std::thread::sleep(Duration::from_millis(wait));
+    }
+
+    fn find_own_commit(&self, from: i64, to: i64, identifier: i64) -> Result<Option<i64>> {
+        for id in from.max(1)..=to {
+            match self.snapshots.snapshot(id) {
+                Ok(s) if s.commit_user == self.commit_user && s.commit_identifier == identifier => return Ok(Some(id)),
+                Ok(_) => {}
+                // Expired in between: it cannot be ours, ours is newer than our first read.
+                Err(e) if e.kind() == strata_spec::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(None)
+    }
+
+    fn delta_entries(c: &Committable) -> Vec<ManifestEntry> {
+        let mut out = Vec::new();
+        for m in &c.messages {
+            let entry = |kind, file: &DataFileMeta| ManifestEntry {
+                kind,
+                partition: m.partition.clone(),
+                bucket: m.bucket,
+                total_buckets: m.total_buckets,
+                file: file.clone(),
+            };
+            out.extend(m.new_files.iter().map(|f| entry(FileKind::Add, f)));
+            out.extend(m.compact_before.iter().map(|f| entry(FileKind::Delete, f)));
+            out.extend(m.compact_after.iter().map(|f| entry(FileKind::Add, f)));
+        }
+        out
+    }
+
+    /// Paimon's checks: files to delete are still live; bucket counts agree; at levels >= 1 of a bucket,
+    /// key ranges do not overlap once the commit is applied.
+    fn check_conflicts(&self, live: &LiveFiles, c: &Committable) -> Result<()> {
+        let delta = Self::delta_entries(c);
+        for e in delta.iter().filter(|e| e.kind == FileKind::Delete) {
+            if !live.contains_key(&e.identifier()) {
+                return Err(Error::Conflict {
+                    message: format!(
+                        "file deletion conflict: {} (bucket {}, level {}) is no longer live; another commit removed it",
+                        e.file.file_name, e.bucket, e.file.level
+                    ),
+                });
+            }
+        }
+        let mut bucket_counts: std::collections::HashMap<&BinaryRow, i32> = std::collections::HashMap::new();
+        for e in live.values() {
+            bucket_counts.entry(&e.partition).or_insert(e.total_buckets);
+        }
+        for m in &c.messages {
+            if let Some(&n) = bucket_counts.get(&m.partition) {
+                if n != m.total_buckets && !m.is_empty() {
+                    return Err(Error::Conflict {
+                        message: format!("total buckets changed: table has {n}, commit has {}", m.total_buckets),
+                    });
+                }
+            }
+        }
+        if self.key_types.is_empty() {
+            return Ok(());
+        }
+        let touched: HashSet<(&BinaryRow, i32)> = c.messages.iter().map(|m| (&m.partition, m.bucket)).collect();
+        let mut merged = LiveFiles::new();
+        for (id, e) in live {
+            if touched.contains(&(&e.partition, e.bucket)) && e.file.level > 0 {
+                merged.insert(id.clone(), e.clone());
+            }
+        }
+        merge_into(&mut merged, delta.into_iter().filter(|e| e.file.level > 0).collect());
+        let mut by_level: BTreeMap<(Vec<u8>, i32, i32), Vec<(Vec<Option<strata_spec::Datum>>, Vec<Option<strata_spec::Datum>>, String)>> =
+            BTreeMap::new();
+        for e in merged.values() {
+            let min = e.file.min_key.to_datums(&self.key_types)?;
+            let max = e.file.max_key.to_datums(&self.key_types)?;
+            by_level
+                .entry((e.partition.serialize(), e.bucket, e.file.level))
+                .or_default()
+                .push((min, max, e.file.file_name.clone()));
+        }
+        for ((_, bucket, level), mut files) in by_level {
+            files.sort_by(|a, b| compare_rows(&a.0, &b.0));
+            for pair in files.windows(2) {
+                if compare_rows(&pair[0].1, &pair[1].0).is_ge() {
+                    return Err(Error::Conflict {
+                        message: format!(
+                            "LSM conflict: at level {level} of bucket {bucket}, the key ranges of {} and {} overlap",
+                            pair[0].2, pair[1].2
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn prepare(&self, latest: Option<&Snapshot>, c: &Committable, written: &mut Vec<String>) -> Result<Attempt> {
+        let _span = tracing::debug_span!("prepare_commit").entered();
+        let delta = Self::delta_entries(c);
+        // Base = everything the previous snapshot listed; compacted into fresh manifests when it grows long.
+        let mut base: Vec<ManifestFileMeta> = match latest {
+            Some(s) => self.manifests.data_manifests(s)?,
+            None => Vec::new(),
+        };
+        if base.len() > MANIFEST_MERGE_MIN_COUNT {
+            let mut live = LiveFiles::new();
+            for m in &base {
+                merge_into(&mut live, self.manifests.read_manifest(&m.file_name)?);
+            }
+            let entries: Vec<ManifestEntry> = live.into_values().collect();
+            base = self.manifests.write_manifests(&entries, written)?;
+        }
+        let delta_metas = self.manifests.write_manifests(&delta, written)?;
+        let (base_list, base_size) = self.manifests.write_manifest_list(&base, written)?;
+        let (delta_list, delta_size) = self.manifests.write_manifest_list(&delta_metas, written)?;
+        let index_manifest = self.next_index_manifest(latest, c, written)?;
+
+        let added: i64 = delta.iter().filter(|e| e.kind == FileKind::Add).map(|e| e.file.row_count).sum();
+        let deleted: i64 = delta.iter().filter(|e| e.kind == FileKind::Delete).map(|e| e.file.row_count).sum();
+        let kind = c.kind.unwrap_or(if c.messages.iter().any(|m| !m.new_files.is_empty()) {
+            CommitKind::Append
+        } else {
+            CommitKind::Compact
+        });
+        let snapshot = Snapshot {
+            version: SNAPSHOT_VERSION,
+            uuid: Some(uuid::Uuid::new_v4().to_string()),
+            id: latest.map_or(1, |s| s.id + 1),
+            schema_id: self.schema_id,
+            base_manifest_list: base_list,
+            base_manifest_list_size: Some(base_size),
+            delta_manifest_list: delta_list,
+            delta_manifest_list_size: Some(delta_size),
+            changelog_manifest_list: None,
+            changelog_manifest_list_size: None,
+            index_manifest,
+            commit_user: self.commit_user.clone(),
+            writer_version: Some(WRITER_VERSION.to_string()),
+            commit_identifier: c.identifier,
+            commit_kind: kind,
+            time_millis: now_millis(),
+            total_record_count: Some(latest.and_then(|s| s.total_record_count).unwrap_or(0) + added - deleted),
+            delta_record_count: Some(added - deleted),
+            changelog_record_count: None,
+            watermark: latest.and_then(|s| s.watermark),
+            statistics: None,
+            properties: c.properties.clone(),
+            next_row_id: latest.and_then(|s| s.next_row_id),
+            operation: None,
+            extra: Default::default(),
+        };
+        Ok(Attempt { snapshot, written: written.clone() })
+    }
+
+    /// The index manifest of the new snapshot: the previous listing with this commit's index changes
+    /// applied (Paimon's `BucketedCombiner`: a new file of a type replaces that bucket's file of the type).
+    fn next_index_manifest(&self, latest: Option<&Snapshot>, c: &Committable, written: &mut Vec<String>) -> Result<Option<String>> {
+        let has_changes = c.messages.iter().any(|m| !m.new_index_files.is_empty() || !m.deleted_index_files.is_empty());
+        let previous = latest.and_then(|s| s.index_manifest.clone());
+        if !has_changes {
+            return Ok(previous);
+        }
+        let mut entries = match latest {
+            Some(s) => self.manifests.index_entries(s)?,
+            None => Vec::new(),
+        };
+        for m in &c.messages {
+            let deleted: HashSet<&str> = m.deleted_index_files.iter().map(|f| f.file_name.as_str()).collect();
+            let replaced_types: HashSet<&str> = m.new_index_files.iter().map(|f| f.index_type.as_str()).collect();
+            entries.retain(|e| {
+                let same_bucket = e.partition == m.partition && e.bucket == m.bucket;
+                !(deleted.contains(e.index_file.file_name.as_str())
+                    || same_bucket && replaced_types.contains(e.index_file.index_type.as_str()))
+            });
+            entries.extend(m.new_index_files.iter().map(|f| IndexManifestEntry {
+                kind: FileKind::Add,
+                partition: m.partition.clone(),
+                bucket: m.bucket,
+                index_file: f.clone(),
+            }));
+        }
+        if entries.is_empty() {
+            return Ok(None);
+        }
+        self.manifests.write_index_manifest(&entries, written).map(Some)
+    }
+
+    fn clean_up(&self, written: &[String]) {
+        for path in written {
+            if let Err(e) = self.io.delete(path) {
+                tracing::warn!(error = %e, path, "could not remove a file of a failed commit");
+            }
+        }
+    }
+}
+
+/// Milliseconds since the epoch.
+pub fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,142 @@
+//! What `strata inspect` reports: schema, snapshots, and per bucket and level the live files and the
+//! deletion-vector index files of one snapshot.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+use strata_spec::{BinaryRow, DataField, Datum, Result, Snapshot};
+
+use crate::table::Table;
+
+/// A JSON value for a datum (numbers stay numbers; bytes become hex strings).
+pub fn datum_to_json(d: &Option<Datum>, field: &DataField) -> Value {
+    match d {
+        None => Value::Null,
+        Some(Datum::Boolean(v)) => json!(v),
+        Some(Datum::TinyInt(v)) => json!(v),
+        Some(Datum::SmallInt(v)) => json!(v),
+        Some(Datum::Int(v)) | Some(Datum::Date(v)) | Some(Datum::Time(v)) => json!(v),
+        Some(Datum::BigInt(v)) => json!(v),
+        Some(Datum::Float(v)) => json!(v),
+        Some(Datum::Double(v)) => json!(v),
+        Some(d) => Value::String(d.to_string_with_type(&field.data_type)),
+    }
+}
+
+fn row_to_json(row: &BinaryRow, fields: &[DataField]) -> Result<Value> {
+    let types: Vec<_> = fields.iter().map(|f| f.data_type).collect();
+    let values = row.to_datums(&types)?;
+    let mut m = Map::new();
+    for (f, v) in fields.iter().zip(values.iter()) {
+        m.insert(f.name.clone(), datum_to_json(v, f));
+    }
+    Ok(Value::Object(m))
+}
+
+fn snapshot_summary(s: &Snapshot) -> Value {
+    json!({
+        "id": s.id,
+        "schemaId": s.schema_id,
+        "commitKind": s.commit_kind.to_string(),
+        "commitUser": s.commit_user,
+        "commitIdentifier": s.commit_identifier,
+        "timeMillis": s.time_millis,
+        "totalRecordCount": s.total_record_count,
+        "deltaRecordCount": s.delta_record_count,
+        "indexManifest": s.index_manifest,
+        "writerVersion": s.writer_version,
+    })
+}
+
+/// The report for `snapshot_id` (latest when `None`).
+pub fn inspect(table: &Table, snapshot_id: Option<i64>) -> Result<Value> {
+    let _span = tracing::info_span!("inspect", path = table.path()).entered();
+    let schema = table.schema();
+    let sm = table.snapshot_manager();
+    let mut snapshots = Vec::new();
+    for id in sm.list_ids()? {
+        snapshots.push(snapshot_summary(&sm.snapshot(id)?));
+    }
+    let partition_fields = schema.partition_fields()?;
+    let snapshot = table.snapshot(snapshot_id)?;
+    let mut buckets: BTreeMap<(Vec<u8>, i32), (Value, BTreeMap<i32, Vec<Value>>, Option<Value>)> = BTreeMap::new();
+    let (mut total_files, mut total_rows, mut total_bytes) = (0i64, 0i64, 0i64);
+    if let Some(s) = &snapshot {
+        for e in table.live_files(s)? {
+            let key = (e.partition.serialize(), e.bucket);
+            let entry = match buckets.entry(key) {
+                std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
+                std::collections::btree_map::Entry::Vacant(v) => {
+                    v.insert((row_to_json(&e.partition, &partition_fields)?, BTreeMap::new(), None))
+                }
+            };
+            total_files += 1;
+            total_rows += e.file.row_count;
+            total_bytes += e.file.file_size;
+            entry.1.entry(e.file.level).or_default().push(json!({
+                "fileName": e.file.file_name,
+                "rowCount": e.file.row_count,
+                "fileSize": e.file.file_size,
+                "minSequenceNumber": e.file.min_sequence_number,
+                "maxSequenceNumber": e.file.max_sequence_number,
+                "deleteRowCount": e.file.delete_row_count,
+                "fileSource": e.file.file_source.map(|s| if s == 0 { "APPEND" } else { "COMPACT" }),
+                "schemaId": e.file.schema_id,
+                "totalBuckets": e.total_buckets,
+            }));
+        }
+        for ie in table.index_files(s)? {
+            let key = (ie.partition.serialize(), ie.bucket);
+            let entry = match buckets.entry(key) {
+                std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
+                std::collections::btree_map::Entry::Vacant(v) => {
+                    v.insert((row_to_json(&ie.partition, &partition_fields)?, BTreeMap::new(), None))
+                }
+            };
+            let ranges: Vec<Value> = ie
+                .index_file
+                .dv_ranges
+                .iter()
+                .flatten()
+                .map(|m| json!({"dataFile": m.data_file_name, "offset": m.offset, "length": m.length, "cardinality": m.cardinality}))
+                .collect();
+            entry.2 = Some(json!({
+                "indexType": ie.index_file.index_type,
+                "fileName": ie.index_file.file_name,
+                "fileSize": ie.index_file.file_size,
+                "rowCount": ie.index_file.row_count,
+                "deletionVectors": ranges,
+            }));
+        }
+    }
+    let buckets: Vec<Value> = buckets
+        .into_iter()
+        .map(|((_, bucket), (partition, levels, index))| {
+            let levels: Vec<Value> = levels
+                .into_iter()
+                .map(|(level, files)| {
+                    let rows: i64 = files.iter().filter_map(|f| f["rowCount"].as_i64()).sum();
+                    let bytes: i64 = files.iter().filter_map(|f| f["fileSize"].as_i64()).sum();
+                    json!({"level": level, "fileCount": files.len(), "rowCount": rows, "fileSize": bytes, "files": files})
+                })
+                .collect();
+            json!({"partition": partition, "bucket": bucket, "levels": levels, "indexFile": index})
+        })
+        .collect();
+    Ok(json!({
+        "path": table.path(),
+        "schema": {
+            "id": schema.id,
+            "fields": schema.fields.iter().map(|f| json!({"id": f.id, "name": f.name, "type": f.data_type.to_string()})).collect::<Vec<_>>(),
+            "partitionKeys": schema.partition_keys,
+            "primaryKeys": schema.primary_keys,
+            "options": schema.options,
+        },
+        "earliestSnapshot": sm.earliest_id()?,
+        "latestSnapshot": sm.latest_id()?,
+        "snapshots": snapshots,
+        "snapshot": snapshot.as_ref().map(|s| s.id),
+        "totals": {"fileCount": total_files, "rowCount": total_rows, "fileSize": total_bytes},
+        "buckets": buckets,
+    }))
+}

@@ -1,0 +1,150 @@
+//! A table: its directory, schema, snapshots and committer.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use strata_io::FileIO;
+use strata_spec::{DataType, Error, IndexManifestEntry, ManifestEntry, Result, Snapshot, TableSchema};
+
+use crate::commit::{FileStoreCommit, RetryPolicy};
+use crate::manifest_io::ManifestStore;
+use crate::paths::PathFactory;
+use crate::schema_manager::SchemaManager;
+use crate::snapshot_manager::SnapshotManager;
+
+/// A Paimon primary-key table (or append table, read-only for now) in a directory.
+#[derive(Debug, Clone)]
+pub struct Table {
+    io: Arc<dyn FileIO>,
+    path: String,
+    schema: TableSchema,
+    paths: Arc<PathFactory>,
+    snapshots: SnapshotManager,
+    schemas: SchemaManager,
+}
+
+impl Table {
+    /// Creates a table at `path` with `schema` (as schema 0). Fails with `AlreadyExists` if a table is there.
+    pub fn create(io: Arc<dyn FileIO>, path: &str, schema: TableSchema) -> Result<Table> {
+        let _span = tracing::info_span!("create_table", path).entered();
+        let schemas = SchemaManager::new(io.clone(), path);
+        if !schemas.list_ids()?.is_empty() {
+            return Err(Error::AlreadyExists { path: path.to_string() });
+        }
+        let schema = TableSchema { id: 0, ..schema };
+        schemas.create(&schema)?;
+        Self::open(io, path)
+    }
+
+    /// Opens the table at `path` with its newest schema.
+    pub fn open(io: Arc<dyn FileIO>, path: &str) -> Result<Table> {
+        let path = path.trim_end_matches('/').to_string();
+        let schemas = SchemaManager::new(io.clone(), &path);
+        let schema = schemas.latest()?.ok_or_else(|| Error::NotFound { path: format!("{path} (no table: schema/schema-N missing)") })?;
+        schema.validate().map_err(|e| e.in_file(&schemas.schema_path(schema.id)))?;
+        Ok(Table {
+            snapshots: SnapshotManager::new(io.clone(), &path),
+            paths: Arc::new(PathFactory::new(&path)),
+            io,
+            path,
+            schema,
+            schemas,
+        })
+    }
+
+    /// The table directory.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The storage.
+    pub fn io(&self) -> &Arc<dyn FileIO> {
+        &self.io
+    }
+
+    /// The current schema.
+    pub fn schema(&self) -> &TableSchema {
+        &self.schema
+    }
+
+    /// The schema manager.
+    pub fn schema_manager(&self) -> &SchemaManager {
+        &self.schemas
+    }
+
+    /// The snapshot manager.
+    pub fn snapshot_manager(&self) -> &SnapshotManager {
+        &self.snapshots
+    }
+
+    /// The path factory.
+    pub fn path_factory(&self) -> &Arc<PathFactory> {
+        &self.paths
+    }
+
+    /// Types of the partition columns.
+    pub fn partition_types(&self) -> Result<Vec<DataType>> {
+        Ok(self.schema.partition_fields()?.iter().map(|f| f.data_type).collect())
+    }
+
+    /// Types of the trimmed primary key.
+    pub fn key_types(&self) -> Result<Vec<DataType>> {
+        Ok(self.schema.trimmed_primary_key_fields()?.iter().map(|f| f.data_type).collect())
+    }
+
+    /// Reads and writes this table's manifests.
+    pub fn manifest_store(&self) -> Result<ManifestStore> {
+        let options = self.schema.core_options();
+        Ok(ManifestStore::new(
+            self.io.clone(),
+            self.paths.clone(),
+            options.manifest_compression()?,
+            options.manifest_target_file_size()?,
+            self.partition_types()?,
+            self.schema.id,
+        ))
+    }
+
+    /// A committer acting as `commit_user`.
+    pub fn new_commit(&self, commit_user: &str) -> Result<FileStoreCommit> {
+        let options = self.schema.core_options();
+        let retry = RetryPolicy {
+            max_retries: options.commit_max_retries()?,
+            timeout: options.commit_timeout()?,
+            min_wait: options.commit_min_retry_wait()?,
+            max_wait: options.commit_max_retry_wait()?,
+        };
+        Ok(FileStoreCommit::new(
+            self.io.clone(),
+            self.snapshots.clone(),
+            self.manifest_store()?,
+            commit_user.to_string(),
+            self.schema.id,
+            self.key_types()?,
+            retry,
+        ))
+    }
+
+    /// The snapshot `id`, or the latest when `None`; `Ok(None)` for a table with no snapshot yet.
+    pub fn snapshot(&self, id: Option<i64>) -> Result<Option<Snapshot>> {
+        match id {
+            Some(id) => self.snapshots.snapshot(id).map(Some),
+            None => self.snapshots.latest(),
+        }
+    }
+
+    /// The live data files of a snapshot, ordered by partition, bucket, level and name.
+    pub fn live_files(&self, snapshot: &Snapshot) -> Result<Vec<ManifestEntry>> {
+        Ok(self.manifest_store()?.live_files(snapshot)?.into_values().collect())
+    }
+
+    /// The live index files of a snapshot.
+    pub fn index_files(&self, snapshot: &Snapshot) -> Result<Vec<IndexManifestEntry>> {
+        self.manifest_store()?.index_entries(snapshot)
+    }
+
+    /// The options as stored.
+    pub fn options(&self) -> &BTreeMap<String, String> {
+        &self.schema.options
+    }
+}

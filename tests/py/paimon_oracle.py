@@ -1,0 +1,218 @@
+"""pypaimon 2.1.0 as Strata's compatibility oracle.
+
+Run with the interpreter of the cached virtualenv that scripts/pypaimon-venv.sh creates. Every subcommand
+prints JSON on stdout. Nothing here is Strata code: it only uses pypaimon's public pieces to write tables and
+to say what pypaimon sees in tables, manifests and bucket assignments.
+"""
+import base64
+import datetime
+import decimal
+import json
+import random
+import sys
+
+import pyarrow as pa
+
+
+def _catalog(warehouse):
+    from pypaimon import CatalogFactory
+    return CatalogFactory.create({'warehouse': warehouse})
+
+
+def _table_at(path):
+    """Opens the table in directory `path` (<warehouse>/<db>.db/<table>)."""
+    path = path.rstrip('/')
+    db_dir, table = path.rsplit('/', 1)
+    warehouse, db = db_dir.rsplit('/', 1)
+    assert db.endswith('.db'), path
+    return _catalog(warehouse).get_table(f"{db[:-3]}.{table}")
+
+
+def cmd_write(spec):
+    """Creates a table and writes `commits` commits of random upserts into it."""
+    from pypaimon import Schema
+    cat = _catalog(spec['warehouse'])
+    cat.create_database(spec.get('database', 'db'), True)
+    fields = [('id', pa.int64()), ('name', pa.string()), ('v', pa.int64())]
+    partition_keys, primary_keys = [], ['id']
+    if spec.get('partitioned'):
+        fields.insert(1, ('p', pa.string()))
+        partition_keys, primary_keys = ['p'], ['id', 'p']
+    pa_schema = pa.schema(fields)
+    options = {'bucket': str(spec['buckets']), 'file.format': spec['format']}
+    options.update(spec.get('options', {}))
+    schema = Schema.from_pyarrow_schema(pa_schema, partition_keys=partition_keys, primary_keys=primary_keys,
+                                        options=options)
+    ident = f"{spec.get('database', 'db')}.{spec['table']}"
+    cat.create_table(ident, schema, False)
+    table = cat.get_table(ident)
+    rng = random.Random(spec.get('seed', 0))
+    for _ in range(spec['commits']):
+        n = spec['rows_per_commit']
+        data = {
+            'id': [rng.randrange(spec.get('key_space', 1000)) for _ in range(n)],
+            'name': [None if rng.random() < 0.1 else f"n{rng.randrange(10**6)}" for _ in range(n)],
+            'v': [rng.randrange(-10**9, 10**9) for _ in range(n)],
+        }
+        if spec.get('partitioned'):
+            data['p'] = [rng.choice(['a', 'b', 'c']) for _ in range(n)]
+        wb = table.new_batch_write_builder()
+        w, c = wb.new_write(), wb.new_commit()
+        w.write_arrow(pa.Table.from_pydict(data, schema=pa_schema))
+        c.commit(w.prepare_commit())
+        w.close()
+        c.close()
+    return {'ok': True}
+
+
+def _b64(b):
+    return None if b is None else base64.b64encode(bytes(b)).decode()
+
+
+def _entry_json(e):
+    f = e.file
+    return {
+        'kind': e.kind, 'partition': _b64(e.partition.data if hasattr(e.partition, 'data') else None),
+        'partitionValues': [str(v) for v in e.partition.values] if hasattr(e.partition, 'values') else None,
+        'bucket': e.bucket, 'totalBuckets': e.total_buckets,
+        'fileName': f.file_name, 'fileSize': f.file_size, 'rowCount': f.row_count,
+        'minKey': [str(v) for v in f.min_key.values] if hasattr(f.min_key, 'values') else None,
+        'maxKey': [str(v) for v in f.max_key.values] if hasattr(f.max_key, 'values') else None,
+        'minSequenceNumber': f.min_sequence_number, 'maxSequenceNumber': f.max_sequence_number,
+        'schemaId': f.schema_id, 'level': f.level, 'extraFiles': list(f.extra_files or []),
+        'deleteRowCount': f.delete_row_count, 'fileSource': f.file_source,
+        'externalPath': f.external_path, 'firstRowId': f.first_row_id,
+        'creationTime': f.creation_time_epoch_millis() if f.creation_time is not None else None,
+    }
+
+
+def _manifest_meta_json(m):
+    return {
+        'fileName': m.file_name, 'fileSize': m.file_size, 'numAddedFiles': m.num_added_files,
+        'numDeletedFiles': m.num_deleted_files, 'schemaId': m.schema_id,
+        'minBucket': m.min_bucket, 'maxBucket': m.max_bucket, 'minLevel': m.min_level, 'maxLevel': m.max_level,
+        'partitionMin': [str(v) for v in m.partition_stats.min_values.values]
+        if hasattr(m.partition_stats.min_values, 'values') else None,
+        'partitionMax': [str(v) for v in m.partition_stats.max_values.values]
+        if hasattr(m.partition_stats.max_values, 'values') else None,
+        'partitionNullCounts': list(m.partition_stats.null_counts or []),
+    }
+
+
+def _index_entry_json(e):
+    f = e.index_file
+    ranges = getattr(f, 'dv_ranges', None) or getattr(f, 'deletion_vectors_ranges', None) or {}
+    if isinstance(ranges, dict):
+        ranges = [{'dataFile': k, 'offset': v.offset, 'length': v.length, 'cardinality': v.cardinality}
+                  for k, v in ranges.items()]
+    return {'kind': e.kind, 'bucket': e.bucket, 'indexType': f.index_type, 'fileName': f.file_name,
+            'fileSize': f.file_size, 'rowCount': f.row_count, 'ranges': ranges}
+
+
+def cmd_meta(path):
+    """What pypaimon sees in a table: schema, every snapshot, and the live files of the latest."""
+    from pypaimon.manifest.manifest_file_manager import ManifestFileManager
+    from pypaimon.manifest.manifest_list_manager import ManifestListManager
+    table = _table_at(path)
+    sm = table.snapshot_manager() if callable(getattr(table, 'snapshot_manager', None)) else None
+    if sm is None:
+        from pypaimon.snapshot.snapshot_manager import SnapshotManager
+        sm = SnapshotManager(table)
+    snaps = sm.list_snapshots()
+    out = {
+        'schema': {
+            'fields': [{'id': f.id, 'name': f.name, 'type': str(f.type)} for f in table.table_schema.fields],
+            'partitionKeys': list(table.table_schema.partition_keys),
+            'primaryKeys': list(table.table_schema.primary_keys),
+            'options': dict(table.table_schema.options),
+        },
+        'snapshots': [{
+            'id': s.id, 'schemaId': s.schema_id, 'commitKind': s.commit_kind, 'commitUser': s.commit_user,
+            'commitIdentifier': s.commit_identifier, 'totalRecordCount': s.total_record_count,
+            'deltaRecordCount': s.delta_record_count, 'indexManifest': s.index_manifest,
+        } for s in sorted(snaps, key=lambda s: s.id)],
+        'files': [],
+    }
+    latest = sm.get_latest_snapshot()
+    if latest is not None:
+        live = {}
+        mfm = ManifestFileManager(table)
+        for meta in ManifestListManager(table).read_all(latest):
+            for e in mfm.read(meta.file_name, drop_stats=False):
+                key = (_b64(e.partition.to_bytes() if hasattr(e.partition, 'to_bytes') else None),
+                       tuple(str(v) for v in getattr(e.partition, 'values', [])), e.bucket, e.file.level,
+                       e.file.file_name)
+                if e.kind == 0:
+                    live[key] = e
+                else:
+                    live.pop(key, None)
+        out['files'] = sorted((_entry_json(e) for e in live.values()),
+                              key=lambda f: (str(f['partitionValues']), f['bucket'], f['level'], f['fileName']))
+    return out
+
+
+def cmd_manifest(path, kind, name):
+    """How pypaimon decodes one manifest file, manifest list or index manifest of the table at `path`."""
+    table = _table_at(path)
+    if kind == 'manifest':
+        from pypaimon.manifest.manifest_file_manager import ManifestFileManager
+        return [_entry_json(e) for e in ManifestFileManager(table).read(name, drop_stats=False)]
+    if kind == 'list':
+        from pypaimon.manifest.manifest_list_manager import ManifestListManager
+        return [_manifest_meta_json(m) for m in ManifestListManager(table).read(name)]
+    if kind == 'index':
+        from pypaimon.manifest.index_manifest_file import IndexManifestFile
+        return [_index_entry_json(e) for e in IndexManifestFile(table).read(name)]
+    raise SystemExit(f"unknown manifest kind {kind}")
+
+
+def _py_value(type_str, v):
+    t = type_str.upper()
+    if t.startswith('DECIMAL'):
+        return decimal.Decimal(v)
+    if t.startswith(('BYTES', 'VARBINARY', 'BINARY')):
+        return bytes.fromhex(v)
+    if t.startswith('DATE'):
+        return datetime.date(1970, 1, 1) + datetime.timedelta(days=v)
+    if t.startswith('TIMESTAMP'):
+        micros = v
+        return datetime.datetime(1970, 1, 1) + datetime.timedelta(microseconds=micros)
+    if t.startswith(('FLOAT', 'DOUBLE')):
+        return float(v)
+    return v
+
+
+def cmd_bucket(spec):
+    """Buckets pypaimon's fixed-bucket extractor assigns to keys: {types, buckets, keys: [[v, ...], ...]}."""
+    from pypaimon.schema.data_types import AtomicType, DataField
+    from pypaimon.write import row_key_extractor as rke
+    fields = [DataField(i, f"k{i}", AtomicType(t)) for i, t in enumerate(spec['types'])]
+    out = []
+    for key in spec['keys']:
+        values = tuple(_py_value(t, v) for t, v in zip(spec['types'], key))
+        h = rke.RowKeyExtractor._binary_row_hash_code(values, fields)
+        out.append(rke._bucket_from_hash(h, spec['buckets']))
+    return out
+
+
+def main():
+    cmd = sys.argv[1]
+    if cmd == 'write':
+        res = cmd_write(json.loads(sys.argv[2]))
+    elif cmd == 'meta':
+        res = cmd_meta(sys.argv[2])
+    elif cmd == 'manifest':
+        res = cmd_manifest(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif cmd == 'manifests':
+        # Many at once (one interpreter start): argv[3] is a JSON list of [kind, name] pairs.
+        res = [cmd_manifest(sys.argv[2], kind, name) for kind, name in json.loads(sys.argv[3])]
+    elif cmd == 'bucket':
+        with open(sys.argv[2]) as f:
+            res = cmd_bucket(json.load(f))
+    else:
+        raise SystemExit(f"unknown command {cmd}")
+    json.dump(res, sys.stdout)
+
+
+if __name__ == '__main__':
+    main()
