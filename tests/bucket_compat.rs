@@ -85,7 +85,8 @@ fn rust_decimal_string(unscaled: i128, scale: u32) -> String {
     let neg = unscaled < 0;
     let digits = unscaled.unsigned_abs().to_string();
     let scale = scale as usize;
-    let padded = if digits.len() <= scale { format!("{}{digits}", "0".repeat(scale + 1 - digits.len())) } else { digits };
+    let padded =
+        if digits.len() <= scale { format!("{}{digits}", "0".repeat(scale + 1 - digits.len())) } else { digits };
     let (i, f) = padded.split_at(padded.len() - scale);
     format!("{}{i}.{f}", if neg { "-" } else { "" })
 }
@@ -128,8 +129,21 @@ fn check(types: &[&str], buckets: i32, seed: u64) {
 #[test]
 fn bucket_function_agrees_with_pypaimon_for_every_key_type() {
     let types = [
-        "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL(10, 2)", "DECIMAL(38, 6)", "STRING",
-        "VARCHAR(20)", "BYTES", "DATE", "TIMESTAMP(3)", "TIMESTAMP(6)",
+        "BOOLEAN",
+        "TINYINT",
+        "SMALLINT",
+        "INT",
+        "BIGINT",
+        "FLOAT",
+        "DOUBLE",
+        "DECIMAL(10, 2)",
+        "DECIMAL(38, 6)",
+        "STRING",
+        "VARCHAR(20)",
+        "BYTES",
+        "DATE",
+        "TIMESTAMP(3)",
+        "TIMESTAMP(6)",
     ];
     for (i, t) in types.iter().enumerate() {
         check(&[t], 7, i as u64);

@@ -57,8 +57,15 @@ fn strata_view(report: &Value) -> (Vec<Value>, BTreeSet<String>) {
             for f in l["files"].as_array().unwrap() {
                 files.insert(format!(
                     "{part:?} b{} L{} {} rows={} size={} seq={}..{} del={} tb={}",
-                    b["bucket"], l["level"], f["fileName"].as_str().unwrap(), f["rowCount"], f["fileSize"],
-                    f["minSequenceNumber"], f["maxSequenceNumber"], f["deleteRowCount"], f["totalBuckets"]
+                    b["bucket"],
+                    l["level"],
+                    f["fileName"].as_str().unwrap(),
+                    f["rowCount"],
+                    f["fileSize"],
+                    f["minSequenceNumber"],
+                    f["maxSequenceNumber"],
+                    f["deleteRowCount"],
+                    f["totalBuckets"]
                 ));
             }
         }
@@ -86,8 +93,15 @@ fn oracle_view(meta: &Value) -> (Vec<Value>, BTreeSet<String>) {
                 f["partitionValues"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
             format!(
                 "{part:?} b{} L{} {} rows={} size={} seq={}..{} del={} tb={}",
-                f["bucket"], f["level"], f["fileName"].as_str().unwrap(), f["rowCount"], f["fileSize"],
-                f["minSequenceNumber"], f["maxSequenceNumber"], f["deleteRowCount"], f["totalBuckets"]
+                f["bucket"],
+                f["level"],
+                f["fileName"].as_str().unwrap(),
+                f["rowCount"],
+                f["fileSize"],
+                f["minSequenceNumber"],
+                f["maxSequenceNumber"],
+                f["deleteRowCount"],
+                f["totalBuckets"]
             )
         })
         .collect();
@@ -142,7 +156,13 @@ fn every_manifest_reencodes_to_a_file_pypaimon_reads_identically() {
         write_with_pypaimon(dir.path(), "part4", &Config { format: "parquet", buckets: 4, partitioned: true }, 3, 7),
         write_with_pypaimon(dir.path(), "orc1", &Config { format: "orc", buckets: 1, partitioned: false }, 2, 8),
         // Dynamic bucket mode: pypaimon writes HASH index files, so the table has index manifests.
-        write_with_pypaimon(dir.path(), "dynamic", &Config { format: "parquet", buckets: -1, partitioned: false }, 2, 9),
+        write_with_pypaimon(
+            dir.path(),
+            "dynamic",
+            &Config { format: "parquet", buckets: -1, partitioned: false },
+            2,
+            9,
+        ),
     ];
     let mut seen = BTreeSet::new();
     let mut non_empty = 0;
@@ -211,9 +231,20 @@ fn strata_create_and_commit_make_metadata_pypaimon_reads() {
     let path = dir.path().join("wh").join("db.db").join("t");
     let p = path.to_str().unwrap();
     let (code, _, err) = strata(&[
-        "create", p, "--schema", "id BIGINT NOT NULL, p STRING, price DECIMAL(10, 2), ts TIMESTAMP(3), v BIGINT",
-        "--primary-key", "id,p", "--partition-keys", "p", "--option", "bucket=2", "--option", "deletion-vectors.enabled=true",
-        "--option", "my.engine.option=kept",
+        "create",
+        p,
+        "--schema",
+        "id BIGINT NOT NULL, p STRING, price DECIMAL(10, 2), ts TIMESTAMP(3), v BIGINT",
+        "--primary-key",
+        "id,p",
+        "--partition-keys",
+        "p",
+        "--option",
+        "bucket=2",
+        "--option",
+        "deletion-vectors.enabled=true",
+        "--option",
+        "my.engine.option=kept",
     ]);
     assert_eq!(code, 0, "{err}");
     let meta = oracle(&["meta", p]);
@@ -225,7 +256,11 @@ fn strata_create_and_commit_make_metadata_pypaimon_reads() {
         .map(|f| (f["name"].as_str().unwrap().to_string(), f["type"].as_str().unwrap().to_string()))
         .collect();
     let want: Vec<(String, String)> = [
-        ("id", "BIGINT NOT NULL"), ("p", "STRING NOT NULL"), ("price", "DECIMAL(10, 2)"), ("ts", "TIMESTAMP(3)"), ("v", "BIGINT"),
+        ("id", "BIGINT NOT NULL"),
+        ("p", "STRING NOT NULL"),
+        ("price", "DECIMAL(10, 2)"),
+        ("ts", "TIMESTAMP(3)"),
+        ("v", "BIGINT"),
     ]
     .iter()
     .map(|(a, b)| (a.to_string(), b.to_string()))
@@ -240,7 +275,9 @@ fn strata_create_and_commit_make_metadata_pypaimon_reads() {
     // Two commits of Strata's own: level-0 files, then a compaction with a deletion-vector index file.
     let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
     let table = Table::open(io, p).unwrap();
-    let part = |v: &str| BinaryRow::from_datums(&[Some(Datum::String(v.into()))], &["STRING NOT NULL".parse().unwrap()]).unwrap();
+    let part = |v: &str| {
+        BinaryRow::from_datums(&[Some(Datum::String(v.into()))], &["STRING NOT NULL".parse().unwrap()]).unwrap()
+    };
     let commit = table.new_commit("strata-test").unwrap();
     let l0a = fake_file("data-a-0.parquet", 0, 1, 50, 40, 0);
     let l0b = fake_file("data-b-0.parquet", 0, 3, 90, 60, 0);
@@ -248,8 +285,20 @@ fn strata_create_and_commit_make_metadata_pypaimon_reads() {
         .commit(&Committable {
             identifier: 1,
             messages: vec![
-                CommitMessage { partition: part("x"), bucket: 0, total_buckets: 2, new_files: vec![l0a.clone()], ..Default::default() },
-                CommitMessage { partition: part("y"), bucket: 1, total_buckets: 2, new_files: vec![l0b], ..Default::default() },
+                CommitMessage {
+                    partition: part("x"),
+                    bucket: 0,
+                    total_buckets: 2,
+                    new_files: vec![l0a.clone()],
+                    ..Default::default()
+                },
+                CommitMessage {
+                    partition: part("y"),
+                    bucket: 1,
+                    total_buckets: 2,
+                    new_files: vec![l0b],
+                    ..Default::default()
+                },
             ],
             ..Default::default()
         })
@@ -260,7 +309,12 @@ fn strata_create_and_commit_make_metadata_pypaimon_reads() {
         file_name: "index-abc-0".into(),
         file_size: 33,
         row_count: 1,
-        dv_ranges: Some(vec![DeletionVectorMeta { data_file_name: l1.file_name.clone(), offset: 1, length: 24, cardinality: Some(3) }]),
+        dv_ranges: Some(vec![DeletionVectorMeta {
+            data_file_name: l1.file_name.clone(),
+            offset: 1,
+            length: 24,
+            cardinality: Some(3),
+        }]),
         external_path: None,
         global_index: None,
     };
@@ -300,7 +354,10 @@ fn strata_create_and_commit_make_metadata_pypaimon_reads() {
         .collect();
     assert_eq!(
         files,
-        BTreeSet::from([("data-a-1.parquet".to_string(), 5, 0, "x".to_string()), ("data-b-0.parquet".to_string(), 0, 1, "y".to_string())])
+        BTreeSet::from([
+            ("data-a-1.parquet".to_string(), 5, 0, "x".to_string()),
+            ("data-b-0.parquet".to_string(), 0, 1, "y".to_string())
+        ])
     );
     let index_manifest = snaps[1]["indexManifest"].as_str().unwrap().to_string();
     let index = oracle(&["manifest", p, "index", &index_manifest]);

@@ -62,3 +62,5 @@ pub fn strata_inspect(dir: &Path) -> Value {
     assert_eq!(code, 0, "strata inspect failed: {err}");
     serde_json::from_str(&out).unwrap()
 }
+
+pub mod fixtures;

@@ -72,9 +72,8 @@ fn absolute(dir: &str) -> String {
 fn parse_options(raw: &[String]) -> Result<BTreeMap<String, String>, Error> {
     let mut map = BTreeMap::new();
     for kv in raw {
-        let (k, v) = kv
-            .split_once('=')
-            .ok_or_else(|| Error::invalid("--option", format!("'{kv}' is not KEY=VALUE")))?;
+        let (k, v) =
+            kv.split_once('=').ok_or_else(|| Error::invalid("--option", format!("'{kv}' is not KEY=VALUE")))?;
         if k.trim().is_empty() {
             return Err(Error::invalid("--option", format!("'{kv}' has an empty key")));
         }
@@ -102,7 +101,10 @@ fn run(cli: Cli) -> Result<(), Error> {
             let table = Table::open(io(), &absolute(&table_dir))?;
             let report = inspect(&table, snapshot)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&report).map_err(|e| Error::invalid("report", e.to_string()))?);
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report).map_err(|e| Error::invalid("report", e.to_string()))?
+                );
             } else {
                 print_report(&report);
             }
@@ -116,7 +118,11 @@ fn print_report(r: &serde_json::Value) {
     let schema = &r["schema"];
     let fields: Vec<String> = schema["fields"]
         .as_array()
-        .map(|fs| fs.iter().map(|f| format!("{} {}", f["name"].as_str().unwrap_or(""), f["type"].as_str().unwrap_or(""))).collect())
+        .map(|fs| {
+            fs.iter()
+                .map(|f| format!("{} {}", f["name"].as_str().unwrap_or(""), f["type"].as_str().unwrap_or("")))
+                .collect()
+        })
         .unwrap_or_default();
     println!("schema    {} (id {})", fields.join(", "), schema["id"]);
     println!("keys      primary {} partition {}", schema["primaryKeys"], schema["partitionKeys"]);
@@ -126,7 +132,11 @@ fn print_report(r: &serde_json::Value) {
     for s in r["snapshots"].as_array().into_iter().flatten() {
         println!(
             "  #{:<5} {:<8} rows {:>10} (delta {:>8})  user {}",
-            s["id"], s["commitKind"].as_str().unwrap_or(""), s["totalRecordCount"], s["deltaRecordCount"], s["commitUser"].as_str().unwrap_or("")
+            s["id"],
+            s["commitKind"].as_str().unwrap_or(""),
+            s["totalRecordCount"],
+            s["deltaRecordCount"],
+            s["commitUser"].as_str().unwrap_or("")
         );
     }
     let t = &r["totals"];
@@ -134,7 +144,10 @@ fn print_report(r: &serde_json::Value) {
     for b in r["buckets"].as_array().into_iter().flatten() {
         println!("  partition {} bucket {}", b["partition"], b["bucket"]);
         for l in b["levels"].as_array().into_iter().flatten() {
-            println!("    level {}: {} files, {} rows, {} bytes", l["level"], l["fileCount"], l["rowCount"], l["fileSize"]);
+            println!(
+                "    level {}: {} files, {} rows, {} bytes",
+                l["level"], l["fileCount"], l["rowCount"], l["fileSize"]
+            );
         }
         if let Some(ix) = b["indexFile"].as_object() {
             let n = ix.get("deletionVectors").and_then(|d| d.as_array()).map(Vec::len).unwrap_or(0);
@@ -148,7 +161,10 @@ fn print_report(r: &serde_json::Value) {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     if std::env::var_os("STRATA_LOG").is_some() {
-        tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_env("STRATA_LOG")).with_writer(std::io::stderr).init();
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_env("STRATA_LOG"))
+            .with_writer(std::io::stderr)
+            .init();
     }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -24,8 +24,9 @@ pub enum Fault {
     Before,
     /// The call takes effect, then reports an error (a timeout after the write landed).
     After,
-    /// A write leaves a prefix of its data at the target, then reports an error (a non-atomic store
-    /// crashing mid-write). Other operations fail as [`Fault::Before`].
+    /// A `write` leaves a prefix of its data at the target, then reports an error (a store that breaks the
+    /// whole-object contract, or a crash mid-write). `create_if_absent` is atomic by contract, so there,
+    /// as for every other operation, it fails as [`Fault::Before`].
     Torn,
 }
 
@@ -116,11 +117,11 @@ impl FaultyFileIO {
         match self.tick(OpKind::Mutate, name, path) {
             None => f(data),
             Some(Fault::After) => f(data).and_then(|_| Err(Self::injected(path, Fault::After))),
-            Some(Fault::Torn) => {
+            Some(Fault::Torn) if name == "write" => {
                 let _ = f(&data[..data.len() / 2]);
                 Err(Self::injected(path, Fault::Torn))
             }
-            Some(Fault::Before) => Err(Self::injected(path, Fault::Before)),
+            Some(fault) => Err(Self::injected(path, fault)),
         }
     }
 }

@@ -129,7 +129,12 @@ impl FileIO for LocalFileIO {
                 .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
                 .map(|d| d.as_millis() as i64)
                 .unwrap_or(0);
-            out.push(FileStatus { path, size: if meta.is_dir() { 0 } else { meta.len() }, is_dir: meta.is_dir(), modified_millis });
+            out.push(FileStatus {
+                path,
+                size: if meta.is_dir() { 0 } else { meta.len() },
+                is_dir: meta.is_dir(),
+                modified_millis,
+            });
         }
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)

@@ -7,10 +7,13 @@ use parking_lot::Mutex;
 
 use crate::{Error, FileIO, FileStatus, Result};
 
+/// Path → (content, modification time in epoch milliseconds).
+type Files = BTreeMap<String, (Vec<u8>, i64)>;
+
 /// [`FileIO`] over a map in memory. Clones share the same files. Directories are implied by paths.
 #[derive(Debug, Default, Clone)]
 pub struct MemoryFileIO {
-    files: Arc<Mutex<BTreeMap<String, (Vec<u8>, i64)>>>,
+    files: Arc<Mutex<Files>>,
 }
 
 impl MemoryFileIO {
@@ -21,10 +24,7 @@ impl MemoryFileIO {
 }
 
 fn now_millis() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
 fn dir_prefix(dir: &str) -> String {
@@ -48,7 +48,11 @@ impl FileIO for MemoryFileIO {
     }
 
     fn size(&self, path: &str) -> Result<u64> {
-        self.files.lock().get(path).map(|(d, _)| d.len() as u64).ok_or_else(|| Error::NotFound { path: path.to_string() })
+        self.files
+            .lock()
+            .get(path)
+            .map(|(d, _)| d.len() as u64)
+            .ok_or_else(|| Error::NotFound { path: path.to_string() })
     }
 
     fn write(&self, path: &str, data: &[u8]) -> Result<()> {
@@ -81,7 +85,12 @@ impl FileIO for MemoryFileIO {
         for (k, (data, modified)) in files.range(prefix.clone()..) {
             let Some(rest) = k.strip_prefix(&prefix) else { break };
             match rest.find('/') {
-                None => out.push(FileStatus { path: k.clone(), size: data.len() as u64, is_dir: false, modified_millis: *modified }),
+                None => out.push(FileStatus {
+                    path: k.clone(),
+                    size: data.len() as u64,
+                    is_dir: false,
+                    modified_millis: *modified,
+                }),
                 Some(i) => {
                     let sub = format!("{prefix}{}", &rest[..i]);
                     if out.last().is_none_or(|l| l.path != sub) {

@@ -58,9 +58,7 @@ pub fn write_container(schema_json: &str, codec: Codec, records: Vec<Value>) -> 
     let schema = Schema::parse_str(schema_json).map_err(|e| Error::invalid("avro schema", e.to_string()))?;
     let mut writer = Writer::with_codec(&schema, Vec::new(), codec);
     for r in records {
-        writer
-            .append(r)
-            .map_err(|e| Error::invalid("manifest record", format!("does not match its schema: {e}")))?;
+        writer.append(r).map_err(|e| Error::invalid("manifest record", format!("does not match its schema: {e}")))?;
     }
     writer.into_inner().map_err(|e| Error::invalid("manifest", e.to_string()))
 }
@@ -109,9 +107,9 @@ impl<'a> Record<'a> {
     pub fn opt_long(&self, name: &str) -> Result<Option<i64>> {
         match self.raw(name) {
             None => Ok(None),
-            Some(Value::Long(v) | Value::TimestampMillis(v) | Value::LocalTimestampMillis(v) | Value::TimestampMicros(v)) => {
-                Ok(Some(*v))
-            }
+            Some(
+                Value::Long(v) | Value::TimestampMillis(v) | Value::LocalTimestampMillis(v) | Value::TimestampMicros(v),
+            ) => Ok(Some(*v)),
             Some(Value::Int(v)) => Ok(Some(i64::from(*v))),
             Some(other) => Err(self.wrong(name, "a long", other)),
         }
@@ -127,7 +125,9 @@ impl<'a> Record<'a> {
         match self.raw(name) {
             None => Ok(None),
             Some(Value::Int(v)) => Ok(Some(*v)),
-            Some(Value::Long(v)) => i32::try_from(*v).map(Some).map_err(|_| self.wrong(name, "an int", &Value::Long(*v))),
+            Some(Value::Long(v)) => {
+                i32::try_from(*v).map(Some).map_err(|_| self.wrong(name, "an int", &Value::Long(*v)))
+            }
             Some(other) => Err(self.wrong(name, "an int", other)),
         }
     }
@@ -142,7 +142,9 @@ impl<'a> Record<'a> {
         match self.raw(name) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(Value::Bytes(b)) => String::from_utf8(b.clone()).map(Some).map_err(|_| self.wrong(name, "UTF-8", &Value::Null)),
+            Some(Value::Bytes(b)) => {
+                String::from_utf8(b.clone()).map(Some).map_err(|_| self.wrong(name, "UTF-8", &Value::Null))
+            }
             Some(other) => Err(self.wrong(name, "a string", other)),
         }
     }

@@ -234,10 +234,7 @@ impl BinaryRow {
     /// Encodes `values` of `types` (same length) as Paimon's `BinaryRowWriter` does.
     pub fn from_datums(values: &[Option<Datum>], types: &[DataType]) -> Result<Self> {
         if values.len() != types.len() {
-            return Err(Error::invalid(
-                "BinaryRow",
-                format!("{} values for {} types", values.len(), types.len()),
-            ));
+            return Err(Error::invalid("BinaryRow", format!("{} values for {} types", values.len(), types.len())));
         }
         let arity = values.len();
         let header = null_bits_width(arity);
@@ -348,7 +345,10 @@ impl BinaryRow {
         let off = (v >> 32) as usize;
         let len = (v & 0xffff_ffff) as usize;
         self.data.get(off..off.saturating_add(len)).ok_or_else(|| {
-            Error::corrupt(format!("BinaryRow {what} at offset {off} length {len} is beyond its {} bytes", self.data.len()))
+            Error::corrupt(format!(
+                "BinaryRow {what} at offset {off} length {len} is beyond its {} bytes",
+                self.data.len()
+            ))
         })
     }
 
@@ -398,11 +398,9 @@ impl BinaryRow {
                     let v = u64::from_le_bytes(s);
                     let off = (v >> 32) as usize;
                     let nanos = (v & 0xffff_ffff) as i32;
-                    let m = self
-                        .data
-                        .get(off..off + 8)
-                        .and_then(|b| b.try_into().ok())
-                        .ok_or_else(|| Error::corrupt(format!("BinaryRow timestamp at offset {off} is out of bounds")))?;
+                    let m = self.data.get(off..off + 8).and_then(|b| b.try_into().ok()).ok_or_else(|| {
+                        Error::corrupt(format!("BinaryRow timestamp at offset {off} is out of bounds"))
+                    })?;
                     Datum::Timestamp { millis: i64::from_le_bytes(m), nanos }
                 }
             }
@@ -535,17 +533,28 @@ mod tests {
             TypeRoot::Decimal { .. } => any::<i64>().prop_map(|v| Datum::Decimal(i128::from(v) * 1_000_003)).boxed(),
             TypeRoot::VarChar(_) => ".{0,20}".prop_map(Datum::String).boxed(),
             TypeRoot::VarBinary(_) => proptest::collection::vec(any::<u8>(), 0..20).prop_map(Datum::Bytes).boxed(),
-            TypeRoot::Timestamp(p) if p > 3 => (any::<i64>(), 0i32..1_000_000)
-                .prop_map(|(millis, nanos)| Datum::Timestamp { millis, nanos })
-                .boxed(),
+            TypeRoot::Timestamp(p) if p > 3 => {
+                (any::<i64>(), 0i32..1_000_000).prop_map(|(millis, nanos)| Datum::Timestamp { millis, nanos }).boxed()
+            }
             TypeRoot::Timestamp(_) => any::<i64>().prop_map(|millis| Datum::Timestamp { millis, nanos: 0 }).boxed(),
             _ => any::<i32>().prop_map(Datum::Date).boxed(),
         };
         prop_oneof![1 => Just(None), 4 => v.prop_map(Some)].boxed()
     }
 
-    const ALL_TYPES: [&str; 11] = ["BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "DOUBLE", "DECIMAL(10, 2)",
-        "DECIMAL(30, 3)", "STRING", "BYTES", "TIMESTAMP(6)"];
+    const ALL_TYPES: [&str; 11] = [
+        "BOOLEAN",
+        "TINYINT",
+        "SMALLINT",
+        "INT",
+        "BIGINT",
+        "DOUBLE",
+        "DECIMAL(10, 2)",
+        "DECIMAL(30, 3)",
+        "STRING",
+        "BYTES",
+        "TIMESTAMP(6)",
+    ];
 
     fn typed_row() -> impl Strategy<Value = (Vec<DataType>, Vec<Option<Datum>>)> {
         proptest::collection::vec(0usize..ALL_TYPES.len(), 0..9).prop_flat_map(|idx| {

@@ -10,7 +10,10 @@ use crate::types::DataType;
 /// The bucket for a bucket-key hash (Java's `Math.abs(hash % numBuckets)`).
 pub fn bucket_of_hash(hash: i32, num_buckets: i32) -> Result<i32> {
     if num_buckets <= 0 {
-        return Err(Error::invalid("option 'bucket'", format!("fixed-bucket mode needs bucket > 0, got {num_buckets}")));
+        return Err(Error::invalid(
+            "option 'bucket'",
+            format!("fixed-bucket mode needs bucket > 0, got {num_buckets}"),
+        ));
     }
     Ok((hash % num_buckets).abs())
 }

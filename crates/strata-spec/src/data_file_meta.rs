@@ -115,7 +115,11 @@ impl DataFileMeta {
             ("_WRITE_COLS", build::nullable(self.write_cols.as_deref().map(build::strings))),
             (
                 "_WRITE_COLS_SEQUENCES",
-                build::nullable(self.write_cols_sequences.as_ref().map(|s| Value::Array(s.iter().map(|v| Value::Long(*v)).collect()))),
+                build::nullable(
+                    self.write_cols_sequences
+                        .as_ref()
+                        .map(|s| Value::Array(s.iter().map(|v| Value::Long(*v)).collect())),
+                ),
             ),
         ])
     }

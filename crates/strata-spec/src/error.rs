@@ -140,9 +140,7 @@ impl Error {
     /// Names the file a codec error came from, unless it already names one.
     pub fn in_file(self, file: &str) -> Self {
         match self {
-            Error::Corrupt { path, message } if path.is_empty() => {
-                Error::Corrupt { path: file.to_string(), message }
-            }
+            Error::Corrupt { path, message } if path.is_empty() => Error::Corrupt { path: file.to_string(), message },
             Error::Invalid { what, message } => {
                 if what.contains(file) {
                     Error::Invalid { what, message }

@@ -98,7 +98,11 @@ impl IndexFileMeta {
                         ("_INDEX_FIELD_ID", Value::Int(g.index_field_id)),
                         (
                             "_EXTRA_FIELD_IDS",
-                            build::nullable(g.extra_field_ids.as_ref().map(|ids| Value::Array(ids.iter().map(|i| Value::Int(*i)).collect()))),
+                            build::nullable(
+                                g.extra_field_ids
+                                    .as_ref()
+                                    .map(|ids| Value::Array(ids.iter().map(|i| Value::Int(*i)).collect())),
+                            ),
                         ),
                         ("_INDEX_META", build::nullable(g.index_meta.clone().map(Value::Bytes))),
                         ("_SOURCE_META", build::nullable(g.source_meta.clone().map(Value::Bytes))),

@@ -126,7 +126,8 @@ pub fn parse_memory_size(s: &str) -> Result<u64> {
     let t = s.trim().to_ascii_lowercase();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let n: u64 = num.parse().map_err(|_| Error::invalid("memory size", format!("'{s}' does not start with a number")))?;
+    let n: u64 =
+        num.parse().map_err(|_| Error::invalid("memory size", format!("'{s}' does not start with a number")))?;
     let mult: u64 = match unit.trim() {
         "" | "b" | "bytes" => 1,
         "k" | "kb" | "kibibytes" => 1 << 10,
@@ -152,9 +153,7 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
         "d" | "day" | "days" => 86_400_000,
         other => return Err(Error::invalid("duration", format!("unknown unit '{other}' in '{s}'"))),
     };
-    n.checked_mul(ms)
-        .map(Duration::from_millis)
-        .ok_or_else(|| Error::invalid("duration", format!("'{s}' overflows")))
+    n.checked_mul(ms).map(Duration::from_millis).ok_or_else(|| Error::invalid("duration", format!("'{s}' overflows")))
 }
 
 /// A table's options: typed access to Paimon's keys, everything else kept verbatim.
@@ -214,9 +213,9 @@ impl CoreOptions {
     fn dur_opt(&self, key: &str) -> Result<Option<Duration>> {
         match self.map.get(key) {
             None => Ok(None),
-            Some(v) => parse_duration(v)
-                .map(Some)
-                .map_err(|e| Error::invalid(format!("option '{key}'"), e.to_string())),
+            Some(v) => {
+                parse_duration(v).map(Some).map_err(|e| Error::invalid(format!("option '{key}'"), e.to_string()))
+            }
         }
     }
 
@@ -231,8 +230,7 @@ impl CoreOptions {
 
     /// `bucket-key` columns, if set.
     pub fn bucket_key(&self) -> Option<Vec<String>> {
-        self.get(BUCKET_KEY)
-            .map(|s| s.split(',').map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect())
+        self.get(BUCKET_KEY).map(|s| s.split(',').map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect())
     }
 
     /// `file.format` (default parquet), lower-cased.
@@ -372,10 +370,9 @@ impl CoreOptions {
         match self.get(LOOKUP_COMPACT).map(|s| s.trim().to_ascii_lowercase()).as_deref() {
             None | Some("radical") => Ok(LookupCompactMode::Radical),
             Some("gentle") => Ok(LookupCompactMode::Gentle),
-            Some(other) => Err(Error::invalid(
-                format!("option '{LOOKUP_COMPACT}'"),
-                format!("'{other}' is not radical or gentle"),
-            )),
+            Some(other) => {
+                Err(Error::invalid(format!("option '{LOOKUP_COMPACT}'"), format!("'{other}' is not radical or gentle")))
+            }
         }
     }
 
@@ -549,7 +546,8 @@ mod tests {
     fn bad_values_name_the_option_and_unknown_keys_pass() {
         let e = opts(&[("bucket", "four")]).validate().err().map(|e| e.to_string()).unwrap_or_default();
         assert!(e.contains("'bucket'"), "{e}");
-        let e = opts(&[("deletion-vectors.enabled", "yes")]).validate().err().map(|e| e.to_string()).unwrap_or_default();
+        let e =
+            opts(&[("deletion-vectors.enabled", "yes")]).validate().err().map(|e| e.to_string()).unwrap_or_default();
         assert!(e.contains("deletion-vectors.enabled"), "{e}");
         assert!(opts(&[("bucket", "0")]).validate().is_err());
         assert!(opts(&[("deletion-vectors.enabled", "true"), ("merge-engine", "first-row")]).validate().is_err());

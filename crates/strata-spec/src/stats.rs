@@ -33,9 +33,11 @@ impl SimpleStats {
             ("_MAX_VALUES", Value::Bytes(self.max_values.serialize())),
             (
                 "_NULL_COUNTS",
-                build::nullable(self.null_counts.as_ref().map(|c| {
-                    Value::Array(c.iter().map(|n| build::nullable(n.map(Value::Long))).collect())
-                })),
+                build::nullable(
+                    self.null_counts
+                        .as_ref()
+                        .map(|c| Value::Array(c.iter().map(|n| build::nullable(n.map(Value::Long))).collect())),
+                ),
             ),
         ])
     }

@@ -101,10 +101,7 @@ impl DataType {
         match self.root {
             TypeRoot::Decimal { precision, .. } => precision <= 18,
             TypeRoot::Timestamp(p) | TypeRoot::LocalZonedTimestamp(p) => p <= 3,
-            TypeRoot::Char(_)
-            | TypeRoot::VarChar(_)
-            | TypeRoot::Binary(_)
-            | TypeRoot::VarBinary(_) => false,
+            TypeRoot::Char(_) | TypeRoot::VarChar(_) | TypeRoot::Binary(_) | TypeRoot::VarBinary(_) => false,
             _ => true,
         }
     }
@@ -260,17 +257,22 @@ impl FromStr for DataType {
             }
             "TIMESTAMP_LTZ" => TypeRoot::LocalZonedTimestamp(precision_arg(input, &args, 6, 9)?),
             "ARRAY" | "MAP" | "MULTISET" | "ROW" | "VARIANT" | "BLOB" | "VECTOR" => {
-                return Err(Error::unsupported(format!(
-                    "type '{}': Strata supports atomic types only",
-                    input.trim()
-                )))
+                return Err(Error::unsupported(format!("type '{}': Strata supports atomic types only", input.trim())))
             }
             "" => return Err(bad(input, "empty type")),
             other => return Err(bad(input, format!("unknown type '{other}'"))),
         };
-        if matches!(root, TypeRoot::Boolean | TypeRoot::TinyInt | TypeRoot::SmallInt | TypeRoot::Int
-            | TypeRoot::BigInt | TypeRoot::Float | TypeRoot::Double | TypeRoot::Date)
-            && args.is_some()
+        if matches!(
+            root,
+            TypeRoot::Boolean
+                | TypeRoot::TinyInt
+                | TypeRoot::SmallInt
+                | TypeRoot::Int
+                | TypeRoot::BigInt
+                | TypeRoot::Float
+                | TypeRoot::Double
+                | TypeRoot::Date
+        ) && args.is_some()
         {
             return Err(bad(input, format!("{name} takes no arguments")));
         }
@@ -314,10 +316,27 @@ mod tests {
     #[test]
     fn round_trips_paimon_type_strings() {
         for s in [
-            "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT NOT NULL", "FLOAT", "DOUBLE",
-            "DECIMAL(10, 2)", "DECIMAL(38, 10) NOT NULL", "STRING", "STRING NOT NULL", "VARCHAR(10)",
-            "CHAR(3)", "BYTES", "BINARY(4)", "VARBINARY(9)", "DATE", "TIME(0)", "TIMESTAMP(6)",
-            "TIMESTAMP(3) NOT NULL", "TIMESTAMP(6) WITH LOCAL TIME ZONE",
+            "BOOLEAN",
+            "TINYINT",
+            "SMALLINT",
+            "INT",
+            "BIGINT NOT NULL",
+            "FLOAT",
+            "DOUBLE",
+            "DECIMAL(10, 2)",
+            "DECIMAL(38, 10) NOT NULL",
+            "STRING",
+            "STRING NOT NULL",
+            "VARCHAR(10)",
+            "CHAR(3)",
+            "BYTES",
+            "BINARY(4)",
+            "VARBINARY(9)",
+            "DATE",
+            "TIME(0)",
+            "TIMESTAMP(6)",
+            "TIMESTAMP(3) NOT NULL",
+            "TIMESTAMP(6) WITH LOCAL TIME ZONE",
         ] {
             let t: DataType = s.parse().unwrap_or_else(|e| panic!("{s}: {e}"));
             assert_eq!(t.to_string(), s);
@@ -327,15 +346,28 @@ mod tests {
     #[test]
     fn accepts_aliases() {
         assert_eq!("integer not null".parse::<DataType>().ok(), Some(DataType::not_null(TypeRoot::Int)));
-        assert_eq!("decimal".parse::<DataType>().ok().map(|t| t.root), Some(TypeRoot::Decimal { precision: 10, scale: 0 }));
+        assert_eq!(
+            "decimal".parse::<DataType>().ok().map(|t| t.root),
+            Some(TypeRoot::Decimal { precision: 10, scale: 0 })
+        );
         assert_eq!("TIMESTAMP".parse::<DataType>().ok().map(|t| t.root), Some(TypeRoot::Timestamp(6)));
         assert_eq!("VARCHAR(2147483647)".parse::<DataType>().ok().map(|t| t.to_string()), Some("STRING".into()));
     }
 
     #[test]
     fn rejects_bad_type_strings_with_typed_errors() {
-        for s in ["BIGNUM", "", "DECIMAL(40, 2)", "DECIMAL(5, 6)", "VARCHAR(0)", "INT(3)", "BIGINT NOT",
-            "VARCHAR(abc)", "TIMESTAMP(12)", "STRING NOT NULL extra"] {
+        for s in [
+            "BIGNUM",
+            "",
+            "DECIMAL(40, 2)",
+            "DECIMAL(5, 6)",
+            "VARCHAR(0)",
+            "INT(3)",
+            "BIGINT NOT",
+            "VARCHAR(abc)",
+            "TIMESTAMP(12)",
+            "STRING NOT NULL extra",
+        ] {
             let e = s.parse::<DataType>().err().unwrap_or_else(|| panic!("{s} parsed"));
             assert_eq!(e.kind(), crate::ErrorKind::Invalid, "{s}: {e}");
         }

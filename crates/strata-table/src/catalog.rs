@@ -18,7 +18,10 @@ pub struct FileSystemCatalog {
 
 fn check_name(what: &str, name: &str) -> Result<()> {
     if name.is_empty() || name.contains('/') || name.starts_with('.') {
-        return Err(Error::invalid(format!("{what} name"), format!("'{name}' is empty, starts with '.' or contains '/'")));
+        return Err(Error::invalid(
+            format!("{what} name"),
+            format!("'{name}' is empty, starts with '.' or contains '/'"),
+        ));
     }
     Ok(())
 }

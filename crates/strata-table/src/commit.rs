@@ -17,8 +17,8 @@ use strata_io::FileIO;
 use strata_spec::binary_row::compare_rows;
 use strata_spec::snapshot::SNAPSHOT_VERSION;
 use strata_spec::{
-    BinaryRow, CommitKind, DataFileMeta, DataType, Error, FileKind, IndexFileMeta, IndexManifestEntry, ManifestEntry,
-    ManifestFileMeta, Result, Snapshot,
+    BinaryRow, CommitKind, DataFileMeta, DataType, Datum, Error, FileKind, IndexFileMeta, IndexManifestEntry,
+    ManifestEntry, ManifestFileMeta, Result, Snapshot,
 };
 
 use crate::manifest_io::{merge_into, LiveFiles, ManifestStore};
@@ -120,6 +120,13 @@ pub struct FileStoreCommit {
     schema_id: i64,
     key_types: Vec<DataType>,
     retry: RetryPolicy,
+}
+
+/// The key range of one file, for the level-overlap check.
+struct KeyRange<'a> {
+    min: Vec<Option<Datum>>,
+    max: Vec<Option<Datum>>,
+    file: &'a str,
 }
 
 /// What one attempt produced, before its snapshot is created.
@@ -228,6 +235,30 @@ impl FileStoreCommit {
         }
     }
 
+    /// The identifiers among `identifiers` not yet committed by this commit user (Paimon's
+    /// `filterCommitted`): a writer restarting after a crash, or retrying after an error whose outcome was
+    /// unknown, calls this and re-commits only what it returns. Identifiers of one user must increase.
+    pub fn filter_committed(&self, identifiers: &[i64]) -> Result<Vec<i64>> {
+        let latest_of_user = self.latest_identifier_of_user()?;
+        Ok(identifiers.iter().copied().filter(|&i| latest_of_user.is_none_or(|l| i > l)).collect())
+    }
+
+    /// The identifier of this user's newest snapshot, scanning back from the latest.
+    fn latest_identifier_of_user(&self) -> Result<Option<i64>> {
+        let (Some(latest), Some(earliest)) = (self.snapshots.latest_id()?, self.snapshots.earliest_id()?) else {
+            return Ok(None);
+        };
+        for id in (earliest..=latest).rev() {
+            match self.snapshots.snapshot(id) {
+                Ok(s) if s.commit_user == self.commit_user => return Ok(Some(s.commit_identifier)),
+                Ok(_) => {}
+                Err(e) if e.kind() == strata_spec::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(None)
+    }
+
     fn back_off(&self, retries: u32) {
         let base = self.retry.min_wait.saturating_mul(1u32 << retries.min(16)).min(self.retry.max_wait);
         let millis = base.as_millis().max(1) as u64;
@@ -303,24 +334,22 @@ impl FileStoreCommit {
             }
         }
         merge_into(&mut merged, delta.into_iter().filter(|e| e.file.level > 0).collect());
-        let mut by_level: BTreeMap<(Vec<u8>, i32, i32), Vec<(Vec<Option<strata_spec::Datum>>, Vec<Option<strata_spec::Datum>>, String)>> =
-            BTreeMap::new();
+        let mut by_level: BTreeMap<(Vec<u8>, i32, i32), Vec<KeyRange>> = BTreeMap::new();
         for e in merged.values() {
-            let min = e.file.min_key.to_datums(&self.key_types)?;
-            let max = e.file.max_key.to_datums(&self.key_types)?;
-            by_level
-                .entry((e.partition.serialize(), e.bucket, e.file.level))
-                .or_default()
-                .push((min, max, e.file.file_name.clone()));
+            by_level.entry((e.partition.serialize(), e.bucket, e.file.level)).or_default().push(KeyRange {
+                min: e.file.min_key.to_datums(&self.key_types)?,
+                max: e.file.max_key.to_datums(&self.key_types)?,
+                file: &e.file.file_name,
+            });
         }
         for ((_, bucket, level), mut files) in by_level {
-            files.sort_by(|a, b| compare_rows(&a.0, &b.0));
+            files.sort_by(|a, b| compare_rows(&a.min, &b.min));
             for pair in files.windows(2) {
-                if compare_rows(&pair[0].1, &pair[1].0).is_ge() {
+                if compare_rows(&pair[0].max, &pair[1].min).is_ge() {
                     return Err(Error::Conflict {
                         message: format!(
                             "LSM conflict: at level {level} of bucket {bucket}, the key ranges of {} and {} overlap",
-                            pair[0].2, pair[1].2
+                            pair[0].file, pair[1].file
                         ),
                     });
                 }
@@ -389,7 +418,12 @@ impl FileStoreCommit {
 
     /// The index manifest of the new snapshot: the previous listing with this commit's index changes
     /// applied (Paimon's `BucketedCombiner`: a new file of a type replaces that bucket's file of the type).
-    fn next_index_manifest(&self, latest: Option<&Snapshot>, c: &Committable, written: &mut Vec<String>) -> Result<Option<String>> {
+    fn next_index_manifest(
+        &self,
+        latest: Option<&Snapshot>,
+        c: &Committable,
+        written: &mut Vec<String>,
+    ) -> Result<Option<String>> {
         let has_changes = c.messages.iter().any(|m| !m.new_index_files.is_empty() || !m.deleted_index_files.is_empty());
         let previous = latest.and_then(|s| s.index_manifest.clone());
         if !has_changes {
@@ -431,8 +465,5 @@ impl FileStoreCommit {
 
 /// Milliseconds since the epoch.
 pub fn now_millis() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }

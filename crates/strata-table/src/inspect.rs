@@ -48,6 +48,13 @@ fn snapshot_summary(s: &Snapshot) -> Value {
     })
 }
 
+/// One bucket's part of the report.
+struct BucketReport {
+    partition: Value,
+    levels: BTreeMap<i32, Vec<Value>>,
+    index: Option<Value>,
+}
+
 /// The report for `snapshot_id` (latest when `None`).
 pub fn inspect(table: &Table, snapshot_id: Option<i64>) -> Result<Value> {
     let _span = tracing::info_span!("inspect", path = table.path()).entered();
@@ -59,40 +66,45 @@ pub fn inspect(table: &Table, snapshot_id: Option<i64>) -> Result<Value> {
     }
     let partition_fields = schema.partition_fields()?;
     let snapshot = table.snapshot(snapshot_id)?;
-    let mut buckets: BTreeMap<(Vec<u8>, i32), (Value, BTreeMap<i32, Vec<Value>>, Option<Value>)> = BTreeMap::new();
+    let mut buckets: BTreeMap<(Vec<u8>, i32), BucketReport> = BTreeMap::new();
+    fn bucket_of<'a>(
+        buckets: &'a mut BTreeMap<(Vec<u8>, i32), BucketReport>,
+        partition_fields: &[DataField],
+        partition: &BinaryRow,
+        bucket: i32,
+    ) -> Result<&'a mut BucketReport> {
+        Ok(match buckets.entry((partition.serialize(), bucket)) {
+            std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::btree_map::Entry::Vacant(v) => v.insert(BucketReport {
+                partition: row_to_json(partition, partition_fields)?,
+                levels: BTreeMap::new(),
+                index: None,
+            }),
+        })
+    }
     let (mut total_files, mut total_rows, mut total_bytes) = (0i64, 0i64, 0i64);
     if let Some(s) = &snapshot {
         for e in table.live_files(s)? {
-            let key = (e.partition.serialize(), e.bucket);
-            let entry = match buckets.entry(key) {
-                std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
-                std::collections::btree_map::Entry::Vacant(v) => {
-                    v.insert((row_to_json(&e.partition, &partition_fields)?, BTreeMap::new(), None))
-                }
-            };
             total_files += 1;
             total_rows += e.file.row_count;
             total_bytes += e.file.file_size;
-            entry.1.entry(e.file.level).or_default().push(json!({
-                "fileName": e.file.file_name,
-                "rowCount": e.file.row_count,
-                "fileSize": e.file.file_size,
-                "minSequenceNumber": e.file.min_sequence_number,
-                "maxSequenceNumber": e.file.max_sequence_number,
-                "deleteRowCount": e.file.delete_row_count,
-                "fileSource": e.file.file_source.map(|s| if s == 0 { "APPEND" } else { "COMPACT" }),
-                "schemaId": e.file.schema_id,
-                "totalBuckets": e.total_buckets,
-            }));
+            bucket_of(&mut buckets, &partition_fields, &e.partition, e.bucket)?
+                .levels
+                .entry(e.file.level)
+                .or_default()
+                .push(json!({
+                    "fileName": e.file.file_name,
+                    "rowCount": e.file.row_count,
+                    "fileSize": e.file.file_size,
+                    "minSequenceNumber": e.file.min_sequence_number,
+                    "maxSequenceNumber": e.file.max_sequence_number,
+                    "deleteRowCount": e.file.delete_row_count,
+                    "fileSource": e.file.file_source.map(|s| if s == 0 { "APPEND" } else { "COMPACT" }),
+                    "schemaId": e.file.schema_id,
+                    "totalBuckets": e.total_buckets,
+                }));
         }
         for ie in table.index_files(s)? {
-            let key = (ie.partition.serialize(), ie.bucket);
-            let entry = match buckets.entry(key) {
-                std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
-                std::collections::btree_map::Entry::Vacant(v) => {
-                    v.insert((row_to_json(&ie.partition, &partition_fields)?, BTreeMap::new(), None))
-                }
-            };
             let ranges: Vec<Value> = ie
                 .index_file
                 .dv_ranges
@@ -100,7 +112,7 @@ pub fn inspect(table: &Table, snapshot_id: Option<i64>) -> Result<Value> {
                 .flatten()
                 .map(|m| json!({"dataFile": m.data_file_name, "offset": m.offset, "length": m.length, "cardinality": m.cardinality}))
                 .collect();
-            entry.2 = Some(json!({
+            bucket_of(&mut buckets, &partition_fields, &ie.partition, ie.bucket)?.index = Some(json!({
                 "indexType": ie.index_file.index_type,
                 "fileName": ie.index_file.file_name,
                 "fileSize": ie.index_file.file_size,
@@ -111,7 +123,7 @@ pub fn inspect(table: &Table, snapshot_id: Option<i64>) -> Result<Value> {
     }
     let buckets: Vec<Value> = buckets
         .into_iter()
-        .map(|((_, bucket), (partition, levels, index))| {
+        .map(|((_, bucket), BucketReport { partition, levels, index })| {
             let levels: Vec<Value> = levels
                 .into_iter()
                 .map(|(level, files)| {

@@ -92,7 +92,11 @@ impl ManifestStore {
 
     /// Writes `entries` into one or more manifest files (rolled at the target size), returning their
     /// metadata and recording each path written in `written`.
-    pub fn write_manifests(&self, entries: &[ManifestEntry], written: &mut Vec<String>) -> Result<Vec<ManifestFileMeta>> {
+    pub fn write_manifests(
+        &self,
+        entries: &[ManifestEntry],
+        written: &mut Vec<String>,
+    ) -> Result<Vec<ManifestFileMeta>> {
         if entries.is_empty() {
             return Ok(Vec::new());
         }

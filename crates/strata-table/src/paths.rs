@@ -113,7 +113,10 @@ pub fn escape_path_name(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         let needs = c.is_ascii_control()
-            || matches!(c, '"' | '#' | '%' | '\'' | '*' | '/' | ':' | '=' | '?' | '\\' | '\x7f' | '{' | '[' | ']' | '^');
+            || matches!(
+                c,
+                '"' | '#' | '%' | '\'' | '*' | '/' | ':' | '=' | '?' | '\\' | '\x7f' | '{' | '[' | ']' | '^'
+            );
         if needs {
             out.push_str(&format!("%{:02X}", c as u32));
         } else {

@@ -40,7 +40,9 @@ impl Table {
     pub fn open(io: Arc<dyn FileIO>, path: &str) -> Result<Table> {
         let path = path.trim_end_matches('/').to_string();
         let schemas = SchemaManager::new(io.clone(), &path);
-        let schema = schemas.latest()?.ok_or_else(|| Error::NotFound { path: format!("{path} (no table: schema/schema-N missing)") })?;
+        let schema = schemas
+            .latest()?
+            .ok_or_else(|| Error::NotFound { path: format!("{path} (no table: schema/schema-N missing)") })?;
         schema.validate().map_err(|e| e.in_file(&schemas.schema_path(schema.id)))?;
         Ok(Table {
             snapshots: SnapshotManager::new(io.clone(), &path),
