@@ -43,6 +43,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Build a demo table in a local warehouse and show what is in it.
+    Demo {
+        /// The warehouse directory.
+        #[arg(long, default_value = "strata-warehouse")]
+        warehouse: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show a table's schema, snapshots, and files per bucket and level.
     Inspect {
         /// The table directory.
@@ -97,6 +106,7 @@ fn run(cli: Cli) -> Result<(), Error> {
                 println!("created table {}", table.path());
             }
         }
+        Command::Demo { warehouse, json } => demo(&absolute(&warehouse), json)?,
         Command::Inspect { table_dir, snapshot, json } => {
             let table = Table::open(io(), &absolute(&table_dir))?;
             let report = inspect(&table, snapshot)?;
@@ -109,6 +119,31 @@ fn run(cli: Cli) -> Result<(), Error> {
                 print_report(&report);
             }
         }
+    }
+    Ok(())
+}
+
+/// The README's main job: a table in a local warehouse, reported.
+fn demo(warehouse: &str, json: bool) -> Result<(), Error> {
+    let catalog = strata_table::FileSystemCatalog::new(io(), warehouse);
+    catalog.create_database("demo", true)?;
+    let schema = TableSchema::new(
+        parse_columns("id BIGINT NOT NULL, name STRING, v BIGINT")?,
+        vec![],
+        vec!["id".to_string()],
+        BTreeMap::from([
+            ("bucket".to_string(), "2".to_string()),
+            ("deletion-vectors.enabled".to_string(), "true".to_string()),
+        ]),
+        now_millis(),
+    )?;
+    let table = catalog.create_table("demo", "kv", schema, true)?;
+    let report = inspect(&table, None)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report).map_err(|e| Error::invalid("report", e.to_string()))?);
+    } else {
+        println!("warehouse {warehouse}: databases {:?}", catalog.list_databases()?);
+        print_report(&report);
     }
     Ok(())
 }
