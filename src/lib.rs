@@ -2,9 +2,10 @@
 //!
 //! An embeddable primary-key table store whose on-disk format is Apache Paimon's.
 //!
-//! This facade re-exports the crates: [`spec`] (Paimon's on-disk objects), [`io`] (the storage seam) and
-//! [`table`] (catalog, snapshots, commit).
+//! This facade re-exports the crates: [`spec`] (Paimon's on-disk objects), [`io`] (the storage seam),
+//! [`dv`] (deletion vectors and DV index files) and [`table`] (catalog, snapshots, commit).
 
+pub use strata_dv as dv;
 pub use strata_io as io;
 pub use strata_spec as spec;
 pub use strata_table as table;

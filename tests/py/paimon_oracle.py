@@ -195,6 +195,39 @@ def cmd_bucket(spec):
     return out
 
 
+def cmd_dv_read(spec):
+    """Positions pypaimon reads from DV index file entries: {path, entries: [{offset, length, cardinality}]}."""
+    from pypaimon.deletionvectors.deletion_vector import DeletionVector
+    from pypaimon.filesystem.local_file_io import LocalFileIO
+    from pypaimon.table.source.deletion_file import DeletionFile
+    io = LocalFileIO(spec['path'])
+    out = []
+    for e in spec['entries']:
+        dv = DeletionVector.read(io, DeletionFile(spec['path'], e['offset'], e['length'], e.get('cardinality')))
+        out.append(sorted(int(p) for p in dv.bit_map()))
+    return out
+
+
+def cmd_dv_write(spec):
+    """Entries pypaimon's BitmapDeletionVector serializes for each list of positions, base64."""
+    from pypaimon.deletionvectors.bitmap_deletion_vector import BitmapDeletionVector
+    out = []
+    for positions in spec['positions']:
+        dv = BitmapDeletionVector()
+        for p in positions:
+            dv.delete(p)
+        out.append(_b64(dv.serialize()))
+    return out
+
+
+def cmd_bitmap64(spec):
+    """pyroaring's portable 64-bit Roaring format (Iceberg's layout): decode given payloads, encode given sets."""
+    from pyroaring import BitMap64
+    decoded = [sorted(BitMap64.deserialize(base64.b64decode(b))) for b in spec.get('decode', [])]
+    encoded = [_b64(BitMap64(ps).serialize()) for ps in spec.get('encode', [])]
+    return {'decoded': decoded, 'encoded': encoded}
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == 'write':
@@ -206,6 +239,9 @@ def main():
     elif cmd == 'manifests':
         # Many at once (one interpreter start): argv[3] is a JSON list of [kind, name] pairs.
         res = [cmd_manifest(sys.argv[2], kind, name) for kind, name in json.loads(sys.argv[3])]
+    elif cmd in ('dv_read', 'dv_write', 'bitmap64'):
+        with open(sys.argv[2]) as f:
+            res = {'dv_read': cmd_dv_read, 'dv_write': cmd_dv_write, 'bitmap64': cmd_bitmap64}[cmd](json.load(f))
     elif cmd == 'bucket':
         with open(sys.argv[2]) as f:
             res = cmd_bucket(json.load(f))

@@ -1,16 +1,36 @@
 //! A table: its directory, schema, snapshots and committer.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use strata_dv::BucketedDvMaintainer;
 use strata_io::FileIO;
-use strata_spec::{DataType, Error, IndexManifestEntry, ManifestEntry, Result, Snapshot, TableSchema};
+use strata_spec::index_file_meta::DELETION_VECTORS_INDEX;
+use strata_spec::{
+    BinaryRow, DataType, DeletionVectorMeta, Error, IndexManifestEntry, ManifestEntry, Result, Snapshot, TableSchema,
+};
 
 use crate::commit::{FileStoreCommit, RetryPolicy};
 use crate::manifest_io::ManifestStore;
 use crate::paths::PathFactory;
 use crate::schema_manager::SchemaManager;
 use crate::snapshot_manager::SnapshotManager;
+
+/// Where one data file's deletion vector is (Paimon's `DeletionFile`): the index file and the entry's range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeletionFile {
+    /// Path of the DV index file.
+    pub path: String,
+    /// Offset, length and cardinality of the entry.
+    pub meta: DeletionVectorMeta,
+}
+
+impl DeletionFile {
+    /// Reads the vector.
+    pub fn read(&self, io: &dyn FileIO) -> Result<Box<dyn strata_dv::DeletionVector>> {
+        strata_dv::read_deletion_vector(io, &self.path, &self.meta)
+    }
+}
 
 /// A Paimon primary-key table (or append table, read-only for now) in a directory.
 #[derive(Debug, Clone)]
@@ -143,6 +163,46 @@ impl Table {
     /// The live index files of a snapshot.
     pub fn index_files(&self, snapshot: &Snapshot) -> Result<Vec<IndexManifestEntry>> {
         self.manifest_store()?.index_entries(snapshot)
+    }
+
+    /// The deletion vectors of (`partition`, `bucket`) as of `snapshot` (none when `snapshot` is `None`),
+    /// ready to take new deletions (Paimon's `BucketedDvMaintainer.create_or_restore`).
+    pub fn dv_maintainer(
+        &self,
+        snapshot: Option<&Snapshot>,
+        partition: &BinaryRow,
+        bucket: i32,
+    ) -> Result<BucketedDvMaintainer> {
+        let bitmap64 = self.schema.core_options().deletion_vectors_bitmap64()?;
+        let index_file = match snapshot {
+            None => None,
+            Some(s) => self
+                .index_files(s)?
+                .into_iter()
+                .find(|e| {
+                    &e.partition == partition && e.bucket == bucket && e.index_file.index_type == DELETION_VECTORS_INDEX
+                })
+                .map(|e| e.index_file),
+        };
+        BucketedDvMaintainer::restore(self.io.as_ref(), &self.paths.index_dir(), index_file.as_ref(), bitmap64)
+    }
+
+    /// Where each data file's deletion vector is in `snapshot`: data file name → (index file path, range).
+    pub fn deletion_files(&self, snapshot: &Snapshot) -> Result<HashMap<(BinaryRow, i32, String), DeletionFile>> {
+        let mut out = HashMap::new();
+        for e in self.index_files(snapshot)? {
+            if e.index_file.index_type != DELETION_VECTORS_INDEX {
+                continue;
+            }
+            let path = self.paths.index_path(&e.index_file.file_name);
+            for m in e.index_file.dv_ranges.into_iter().flatten() {
+                out.insert(
+                    (e.partition.clone(), e.bucket, m.data_file_name.clone()),
+                    DeletionFile { path: path.clone(), meta: m },
+                );
+            }
+        }
+        Ok(out)
     }
 
     /// The options as stored.

@@ -1,0 +1,128 @@
+//! The deletion vectors of one (partition, bucket) while it is written (Paimon's `BucketedDvMaintainer`).
+
+use std::collections::BTreeMap;
+
+use strata_io::{join, FileIO};
+use strata_spec::index_file_meta::DELETION_VECTORS_INDEX;
+use strata_spec::{IndexFileMeta, Result};
+
+use crate::{new_deletion_vector, read_all_deletion_vectors, write_index_file, DeletionVector};
+
+/// What writing the bucket's index file changed: the new file, and the file it replaces (if any).
+#[derive(Debug, Clone)]
+pub struct IndexFileChange {
+    /// The new index file (possibly empty but versioned, when every vector is gone).
+    pub new_file: IndexFileMeta,
+    /// The bucket's previous index file, now superseded.
+    pub old_file: Option<IndexFileMeta>,
+}
+
+/// Data file name → deletion vector, for one bucket, with a modified flag.
+#[derive(Debug)]
+pub struct BucketedDvMaintainer {
+    bitmap64: bool,
+    vectors: BTreeMap<String, Box<dyn DeletionVector>>,
+    modified: bool,
+    current_file: Option<IndexFileMeta>,
+}
+
+impl BucketedDvMaintainer {
+    /// An empty maintainer (a bucket without vectors).
+    pub fn new(bitmap64: bool) -> Self {
+        BucketedDvMaintainer { bitmap64, vectors: BTreeMap::new(), modified: false, current_file: None }
+    }
+
+    /// Restores the bucket's vectors from its current DV index file (in `index_dir`), if it has one.
+    pub fn restore(
+        io: &dyn FileIO,
+        index_dir: &str,
+        index_file: Option<&IndexFileMeta>,
+        bitmap64: bool,
+    ) -> Result<Self> {
+        let mut m = Self::new(bitmap64);
+        if let Some(f) = index_file {
+            let path = join(index_dir, &f.file_name);
+            let metas = f.dv_ranges.clone().unwrap_or_default();
+            for (name, dv) in read_all_deletion_vectors(io, &path, &metas)? {
+                m.vectors.insert(name, dv);
+            }
+            m.current_file = Some(f.clone());
+        }
+        Ok(m)
+    }
+
+    /// Marks row `position` of `data_file` deleted; `Ok(true)` if it was live.
+    pub fn notify_new_deletion(&mut self, data_file: &str, position: u64) -> Result<bool> {
+        let bitmap64 = self.bitmap64;
+        let dv = self.vectors.entry(data_file.to_string()).or_insert_with(|| new_deletion_vector(bitmap64));
+        let fresh = dv.checked_delete(position)?;
+        self.modified |= fresh;
+        Ok(fresh)
+    }
+
+    /// Adds every position of `dv` to `data_file`'s vector.
+    pub fn merge_new_deletion(&mut self, data_file: &str, dv: &dyn DeletionVector) -> Result<()> {
+        if dv.is_empty() {
+            return Ok(());
+        }
+        let bitmap64 = self.bitmap64;
+        self.vectors.entry(data_file.to_string()).or_insert_with(|| new_deletion_vector(bitmap64)).merge(dv)?;
+        self.modified = true;
+        Ok(())
+    }
+
+    /// Drops `data_file`'s vector (the file was rewritten or removed).
+    pub fn remove_deletion_vector_of(&mut self, data_file: &str) {
+        if self.vectors.remove(data_file).is_some() {
+            self.modified = true;
+        }
+    }
+
+    /// `data_file`'s vector, if it has one.
+    pub fn deletion_vector_of(&self, data_file: &str) -> Option<&dyn DeletionVector> {
+        self.vectors.get(data_file).map(|b| b.as_ref())
+    }
+
+    /// All vectors.
+    pub fn vectors(&self) -> impl Iterator<Item = (&str, &dyn DeletionVector)> {
+        self.vectors.iter().map(|(k, v)| (k.as_str(), v.as_ref()))
+    }
+
+    /// Whether anything changed since the last restore or write.
+    pub fn is_modified(&self) -> bool {
+        self.modified
+    }
+
+    /// The bucket's current index file.
+    pub fn current_index_file(&self) -> Option<&IndexFileMeta> {
+        self.current_file.as_ref()
+    }
+
+    /// Writes all of the bucket's vectors into a new index file `index_dir/file_name` if something changed
+    /// (an empty, versioned file when no vector is left, as Paimon does); `None` when nothing changed.
+    pub fn write_index_file(
+        &mut self,
+        io: &dyn FileIO,
+        index_dir: &str,
+        file_name: &str,
+    ) -> Result<Option<IndexFileChange>> {
+        if !self.modified {
+            return Ok(None);
+        }
+        let path = join(index_dir, file_name);
+        let live = self.vectors.iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| (k.as_str(), v.as_ref()));
+        let (size, metas) = write_index_file(io, &path, live)?;
+        let new_file = IndexFileMeta {
+            index_type: DELETION_VECTORS_INDEX.to_string(),
+            file_name: file_name.to_string(),
+            file_size: size,
+            row_count: metas.len() as i64,
+            dv_ranges: Some(metas),
+            external_path: None,
+            global_index: None,
+        };
+        let old_file = self.current_file.replace(new_file.clone());
+        self.modified = false;
+        Ok(Some(IndexFileChange { new_file, old_file }))
+    }
+}
