@@ -9,7 +9,7 @@ use crate::DeletionVector;
 
 /// The selection over rows `0..num_rows` of a file that keeps exactly the rows `dv` does not delete.
 pub fn row_selection(dv: &dyn DeletionVector, num_rows: u64) -> RowSelection {
-    row_selection_for_ranges(dv, &[0..num_rows])
+    row_selection_for_ranges(dv, std::slice::from_ref(&(0..num_rows)))
 }
 
 /// The selection over the concatenation of `ranges` (the row ranges of the row groups being read, in

@@ -115,7 +115,7 @@ proptest! {
 }
 
 fn corrupt(bytes: &[u8], len: i32) -> String {
-    let e = decode_entry(bytes, len).err().expect("decoding should fail");
+    let e = decode_entry(bytes, len).expect_err("decoding should fail");
     assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
     e.to_string()
 }
