@@ -49,7 +49,8 @@ fn parquet_file(rows: u64) -> Bytes {
     while start < rows {
         let n = batch.min(rows - start);
         let ids: ArrayRef = Arc::new(Int64Array::from_iter_values((start..start + n).map(|i| i as i64)));
-        let names: ArrayRef = Arc::new(StringArray::from_iter_values((start..start + n).map(|i| format!("name-{:08}", i * 7))));
+        let names: ArrayRef =
+            Arc::new(StringArray::from_iter_values((start..start + n).map(|i| format!("name-{:08}", i * 7))));
         let vs: ArrayRef = Arc::new(Int64Array::from_iter_values((start..start + n).map(|i| (i * 31) as i64)));
         w.write(&RecordBatch::try_new(schema.clone(), vec![ids, names, vs]).unwrap_or_else(|e| panic!("{e}")))
             .unwrap_or_else(|e| panic!("{e}"));

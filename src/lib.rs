@@ -6,6 +6,7 @@
 //! [`dv`] (deletion vectors and DV index files) and [`table`] (catalog, snapshots, commit).
 
 pub use strata_dv as dv;
+pub use strata_format as format;
 pub use strata_io as io;
 pub use strata_spec as spec;
 pub use strata_table as table;

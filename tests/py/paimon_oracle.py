@@ -65,6 +65,83 @@ def cmd_write(spec):
     return {'ok': True}
 
 
+def cmd_workload(spec):
+    """Creates a table and writes a random workload of upserts (and deletes through rowkind.field).
+
+    spec: warehouse, table, format, buckets, partitioned, engine (deduplicate | partial-update | aggregation |
+    first-row), commits, ops_per_commit, key_space, delete_ratio, null_ratio, seed, options.
+    """
+    from pypaimon import Schema
+    cat = _catalog(spec['warehouse'])
+    cat.create_database('db', True)
+    engine = spec.get('engine', 'deduplicate')
+    deletes = spec.get('delete_ratio', 0) > 0
+    fields = [('id', pa.int64()), ('name', pa.string()), ('v', pa.int64()), ('d', pa.float64())]
+    partition_keys, primary_keys = [], ['id']
+    if spec.get('partitioned'):
+        fields.insert(1, ('p', pa.string()))
+        partition_keys, primary_keys = ['p'], ['id', 'p']
+    if deletes:
+        fields.append(('rk', pa.string()))
+    pa_schema = pa.schema(fields)
+    options = {'bucket': str(spec['buckets']), 'file.format': spec['format'], 'merge-engine': engine}
+    if deletes:
+        options['rowkind.field'] = 'rk'
+    if engine == 'aggregation':
+        options.update({'fields.v.aggregate-function': 'sum', 'fields.d.aggregate-function': 'max',
+                        'fields.name.aggregate-function': 'last_non_null_value'})
+    if engine in ('partial-update', 'aggregation') and deletes:
+        options[f"{engine}.remove-record-on-delete"] = 'true'
+    options.update(spec.get('options', {}))
+    schema = Schema.from_pyarrow_schema(pa_schema, partition_keys=partition_keys, primary_keys=primary_keys,
+                                        options=options)
+    ident = f"db.{spec['table']}"
+    cat.create_table(ident, schema, False)
+    table = cat.get_table(ident)
+    rng = random.Random(spec.get('seed', 0))
+    null_ratio = spec.get('null_ratio', 0.1)
+    for _ in range(spec['commits']):
+        n = spec['ops_per_commit']
+        rows = {name: [] for name, _ in fields}
+        for _ in range(n):
+            rows['id'].append(rng.randrange(spec.get('key_space', 1000)))
+            rows['name'].append(None if rng.random() < null_ratio else f"n{rng.randrange(10**4)}")
+            rows['v'].append(None if rng.random() < null_ratio else rng.randrange(-1000, 1000))
+            rows['d'].append(None if rng.random() < null_ratio else rng.randrange(-10**6, 10**6) / 64.0)
+            if spec.get('partitioned'):
+                rows['p'].append(rng.choice(['a', 'b', 'c']))
+            if deletes:
+                rows['rk'].append('-D' if rng.random() < spec['delete_ratio'] else '+I')
+        wb = table.new_batch_write_builder()
+        w, c = wb.new_write(), wb.new_commit()
+        w.write_arrow(pa.Table.from_pydict(rows, schema=pa_schema))
+        c.commit(w.prepare_commit())
+        w.close()
+        c.close()
+    return {'ok': True}
+
+
+def _json_value(v):
+    if isinstance(v, (bytes, bytearray)):
+        return v.hex()
+    if isinstance(v, decimal.Decimal):
+        return str(v)
+    if isinstance(v, (datetime.datetime, datetime.date, datetime.time)):
+        return v.isoformat()
+    return v
+
+
+def cmd_read(path):
+    """Every row pypaimon reads from the latest snapshot, as JSON objects."""
+    table = _table_at(path)
+    rb = table.new_read_builder()
+    splits = rb.new_scan().plan().splits()
+    t = rb.new_read().to_arrow(splits)
+    if t is None:
+        return []
+    return [{k: _json_value(v) for k, v in row.items()} for row in t.to_pylist()]
+
+
 def _b64(b):
     return None if b is None else base64.b64encode(bytes(b)).decode()
 
@@ -232,6 +309,10 @@ def main():
     cmd = sys.argv[1]
     if cmd == 'write':
         res = cmd_write(json.loads(sys.argv[2]))
+    elif cmd == 'workload':
+        res = cmd_workload(json.loads(sys.argv[2]))
+    elif cmd == 'read':
+        res = cmd_read(sys.argv[2])
     elif cmd == 'meta':
         res = cmd_meta(sys.argv[2])
     elif cmd == 'manifest':

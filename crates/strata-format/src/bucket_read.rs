@@ -1,0 +1,131 @@
+//! Reading one bucket: its sorted runs merged (merge-on-read), or its files one by one without merging
+//! (raw reads of deletion-vector tables).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use strata_dv::DeletionVector;
+use strata_io::FileIO;
+use strata_spec::binary_row::compare_rows;
+use strata_spec::{DataFileMeta, DataType, Result};
+
+use crate::kv::{KeyValueLayout, SEQUENCE_NUMBER, VALUE_KIND};
+use crate::merge::{MergeIterator, Run};
+use crate::merge_function::MergeConfig;
+use crate::reader::{open_file, FileBatches, ReadRequest};
+use crate::writer::FileFormat;
+
+/// A data file to read: where it is, what the manifest says of it, and its deletion vector.
+#[derive(Clone, Debug)]
+pub struct DataFileRef {
+    /// Full path.
+    pub path: String,
+    /// Manifest metadata.
+    pub meta: DataFileMeta,
+    /// Its deletion vector, if it has one.
+    pub dv: Option<Arc<dyn DeletionVector>>,
+}
+
+/// The file-layout columns of `layout` with their types (all of them).
+pub fn file_columns(layout: &KeyValueLayout) -> Vec<(String, DataType)> {
+    let mut cols: Vec<(String, DataType)> =
+        layout.key_fields.iter().map(|f| (format!("{}{}", crate::kv::KEY_PREFIX, f.name), f.data_type)).collect();
+    cols.push((SEQUENCE_NUMBER.to_string(), DataType::not_null(strata_spec::TypeRoot::BigInt)));
+    cols.push((VALUE_KIND.to_string(), DataType::not_null(strata_spec::TypeRoot::TinyInt)));
+    cols.extend(layout.value_fields.iter().map(|f| (f.name.clone(), f.data_type)));
+    cols
+}
+
+/// Opens one file with its deletion vector applied.
+pub fn open_data_file(
+    io: &dyn FileIO,
+    file: &DataFileRef,
+    columns: Vec<(String, DataType)>,
+    with_positions: bool,
+    batch_size: usize,
+) -> Result<FileBatches> {
+    let format = FileFormat::from_file_name(&file.meta.file_name)?;
+    let req = ReadRequest { columns, dv: file.dv.as_deref(), with_positions, batch_size };
+    open_file(io, &file.path, format, &req)
+}
+
+/// The files of one sorted run, read one after another, lazily.
+struct RunReader {
+    io: Arc<dyn FileIO>,
+    files: VecDeque<DataFileRef>,
+    columns: Vec<(String, DataType)>,
+    current: Option<FileBatches>,
+    batch_size: usize,
+}
+
+impl Iterator for RunReader {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(cur) = &mut self.current {
+                match cur.next() {
+                    Some(b) => return Some(b),
+                    None => self.current = None,
+                }
+            }
+            let file = self.files.pop_front()?;
+            match open_data_file(self.io.as_ref(), &file, self.columns.clone(), false, self.batch_size) {
+                Ok(f) => self.current = Some(f),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+}
+
+/// A decoded key.
+type KeyValues = Vec<Option<strata_spec::Datum>>;
+
+/// Groups a bucket's files into sorted runs: each level-0 file is a run; each deeper level is one run, its
+/// files ordered by key.
+pub fn sorted_runs(files: Vec<DataFileRef>, key_types: &[DataType]) -> Result<Vec<Vec<DataFileRef>>> {
+    let mut level0: Vec<DataFileRef> = Vec::new();
+    let mut levels: std::collections::BTreeMap<i32, Vec<(KeyValues, DataFileRef)>> = Default::default();
+    for f in files {
+        if f.meta.level == 0 {
+            level0.push(f);
+        } else {
+            let min = f.meta.min_key.to_datums(key_types)?;
+            levels.entry(f.meta.level).or_default().push((min, f));
+        }
+    }
+    level0.sort_by_key(|f| std::cmp::Reverse(f.meta.max_sequence_number));
+    let mut runs: Vec<Vec<DataFileRef>> = level0.into_iter().map(|f| vec![f]).collect();
+    for (_, mut files) in levels {
+        files.sort_by(|a, b| compare_rows(&a.0, &b.0));
+        runs.push(files.into_iter().map(|(_, f)| f).collect());
+    }
+    Ok(runs)
+}
+
+/// Merge-on-read of one bucket's files: batches in file layout, one row per live key.
+pub fn merge_read(
+    io: Arc<dyn FileIO>,
+    layout: Arc<KeyValueLayout>,
+    files: Vec<DataFileRef>,
+    cfg: MergeConfig,
+    drop_delete: bool,
+    batch_size: usize,
+) -> Result<MergeIterator> {
+    let key_types: Vec<DataType> = layout.key_fields.iter().map(|f| f.data_type).collect();
+    let columns = file_columns(&layout);
+    let runs: Vec<Run> = sorted_runs(files, &key_types)?
+        .into_iter()
+        .map(|files| {
+            Box::new(RunReader {
+                io: io.clone(),
+                files: files.into(),
+                columns: columns.clone(),
+                current: None,
+                batch_size,
+            }) as Run
+        })
+        .collect();
+    MergeIterator::new(layout, runs, cfg, drop_delete, batch_size)
+}

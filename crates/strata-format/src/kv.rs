@@ -1,0 +1,171 @@
+//! The key-value file layout of primary-key tables (Paimon's `KeyValue` files).
+//!
+//! Columns: `_KEY_<k>` for each trimmed primary-key column, `_SEQUENCE_NUMBER` (BIGINT NOT NULL),
+//! `_VALUE_KIND` (TINYINT NOT NULL: +I 0, -U 1, +U 2, -D 3), then every column of the row. Rows are sorted
+//! by key, then sequence number. Field ids follow Paimon's `SpecialFields`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
+use strata_spec::{DataField, Error, Result, TableSchema};
+
+use crate::arrow_types::to_arrow;
+
+/// Prefix of key columns.
+pub const KEY_PREFIX: &str = "_KEY_";
+/// The sequence-number column.
+pub const SEQUENCE_NUMBER: &str = "_SEQUENCE_NUMBER";
+/// The row-kind column.
+pub const VALUE_KIND: &str = "_VALUE_KIND";
+/// A column Strata adds to batches read with positions: the row's position in its file.
+pub const ROW_POSITION: &str = "_ROW_POSITION";
+
+/// Field id of key column `k` is this plus `k`'s id (`SpecialFields.KEY_FIELD_ID_START`).
+pub const KEY_FIELD_ID_START: i32 = i32::MAX / 2;
+/// Field id of `_SEQUENCE_NUMBER`.
+pub const SEQUENCE_NUMBER_FIELD_ID: i32 = i32::MAX - 1;
+/// Field id of `_VALUE_KIND`.
+pub const VALUE_KIND_FIELD_ID: i32 = i32::MAX - 2;
+
+/// A row's kind (Paimon's `RowKind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RowKind {
+    /// +I
+    Insert,
+    /// -U
+    UpdateBefore,
+    /// +U
+    UpdateAfter,
+    /// -D
+    Delete,
+}
+
+impl RowKind {
+    /// The stored byte.
+    pub fn to_byte(self) -> i8 {
+        match self {
+            RowKind::Insert => 0,
+            RowKind::UpdateBefore => 1,
+            RowKind::UpdateAfter => 2,
+            RowKind::Delete => 3,
+        }
+    }
+
+    /// From the stored byte.
+    pub fn from_byte(b: i8) -> Result<Self> {
+        match b {
+            0 => Ok(RowKind::Insert),
+            1 => Ok(RowKind::UpdateBefore),
+            2 => Ok(RowKind::UpdateAfter),
+            3 => Ok(RowKind::Delete),
+            other => Err(Error::corrupt(format!("unknown row kind {other}"))),
+        }
+    }
+
+    /// From Paimon's short string (`+I`, `-U`, `+U`, `-D`), as `rowkind.field` values are written.
+    pub fn from_short_string(s: &str) -> Result<Self> {
+        match s.trim() {
+            "+I" => Ok(RowKind::Insert),
+            "-U" => Ok(RowKind::UpdateBefore),
+            "+U" => Ok(RowKind::UpdateAfter),
+            "-D" => Ok(RowKind::Delete),
+            other => Err(Error::invalid("row kind", format!("'{other}' is not one of +I, -U, +U, -D"))),
+        }
+    }
+
+    /// Whether the row retracts (-U, -D).
+    pub fn is_retract(self) -> bool {
+        matches!(self, RowKind::UpdateBefore | RowKind::Delete)
+    }
+
+    /// Whether a stored byte is a retract kind.
+    pub fn byte_is_retract(b: i8) -> bool {
+        b == 1 || b == 3
+    }
+}
+
+/// Where the columns of a table sit in its key-value files.
+#[derive(Debug, Clone)]
+pub struct KeyValueLayout {
+    /// Trimmed primary-key columns.
+    pub key_fields: Vec<DataField>,
+    /// All columns of the row.
+    pub value_fields: Vec<DataField>,
+    /// For each key column, its index among the value columns.
+    pub key_in_value: Vec<usize>,
+    /// The Arrow schema of the files.
+    pub file_schema: SchemaRef,
+    /// The Arrow schema of the rows (value columns only).
+    pub value_schema: SchemaRef,
+}
+
+fn field_with_id(name: &str, t: ArrowType, nullable: bool, id: i32) -> Field {
+    Field::new(name, t, nullable).with_metadata(HashMap::from([("PARQUET:field_id".to_string(), id.to_string())]))
+}
+
+impl KeyValueLayout {
+    /// The layout of `schema`'s files.
+    pub fn new(schema: &TableSchema) -> Result<Self> {
+        let key_fields = schema.trimmed_primary_key_fields()?;
+        if key_fields.is_empty() {
+            return Err(Error::unsupported("tables without a primary key (append tables)"));
+        }
+        let value_fields = schema.fields.clone();
+        let key_in_value =
+            key_fields.iter().map(|k| value_fields.iter().position(|v| v.name == k.name).unwrap_or(0)).collect();
+        let mut fields: Vec<Field> = key_fields
+            .iter()
+            .map(|k| {
+                field_with_id(
+                    &format!("{KEY_PREFIX}{}", k.name),
+                    to_arrow(&k.data_type),
+                    false,
+                    KEY_FIELD_ID_START + k.id,
+                )
+            })
+            .collect();
+        fields.push(field_with_id(SEQUENCE_NUMBER, ArrowType::Int64, false, SEQUENCE_NUMBER_FIELD_ID));
+        fields.push(field_with_id(VALUE_KIND, ArrowType::Int8, false, VALUE_KIND_FIELD_ID));
+        let values: Vec<Field> = value_fields
+            .iter()
+            .map(|f| field_with_id(&f.name, to_arrow(&f.data_type), f.data_type.nullable, f.id))
+            .collect();
+        fields.extend(values.iter().cloned());
+        Ok(KeyValueLayout {
+            key_fields,
+            value_fields,
+            key_in_value,
+            file_schema: Arc::new(Schema::new(fields)),
+            value_schema: Arc::new(Schema::new(values)),
+        })
+    }
+
+    /// Number of key columns.
+    pub fn key_arity(&self) -> usize {
+        self.key_fields.len()
+    }
+
+    /// Index of `_SEQUENCE_NUMBER` in the file schema.
+    pub fn seq_index(&self) -> usize {
+        self.key_arity()
+    }
+
+    /// Index of `_VALUE_KIND` in the file schema.
+    pub fn kind_index(&self) -> usize {
+        self.key_arity() + 1
+    }
+
+    /// Index of value column `i` in the file schema.
+    pub fn value_index(&self, i: usize) -> usize {
+        self.key_arity() + 2 + i
+    }
+
+    /// Index of the value column named `name`.
+    pub fn value_position(&self, name: &str) -> Result<usize> {
+        self.value_fields
+            .iter()
+            .position(|f| f.name == name)
+            .ok_or_else(|| Error::invalid("column", format!("'{name}' is not in the table")))
+    }
+}

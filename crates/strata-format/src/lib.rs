@@ -1,0 +1,15 @@
+//! Strata's data files: Paimon's key-value layout in parquet and orc, the statistics recorded for them, and
+//! the merge-on-read reader over a bucket's sorted runs.
+
+pub mod arrow_types;
+pub mod bucket_read;
+pub mod kv;
+pub mod merge;
+pub mod merge_function;
+pub mod reader;
+pub mod stats;
+pub mod writer;
+
+pub use kv::{KeyValueLayout, RowKind};
+pub use reader::{open_file, FileBatches, ReadRequest};
+pub use writer::{FileFormat, KvFileWriter, WriterConfig};

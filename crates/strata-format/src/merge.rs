@@ -1,0 +1,459 @@
+//! Merging sorted runs: a loser tree over arrow-row-encoded keys, records of one key grouped and handed
+//! to the merge engine, results assembled with `interleave` from the input batches (no per-row copies of
+//! keys or values).
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int64Type, Int8Type};
+use arrow_array::{new_null_array, Array, ArrayRef, Int8Array, RecordBatch};
+use arrow_row::{RowConverter, Rows, SortField};
+use strata_spec::options::MergeEngine;
+use strata_spec::{DataType, Datum, Error, Result};
+
+use crate::arrow_types::{array_of, datum_at};
+use crate::kv::{KeyValueLayout, RowKind};
+use crate::merge_function::{is_retract, AggFunction, AggState, MergeConfig};
+
+/// A sorted run: batches in file layout, ordered by key then sequence number.
+pub type Run = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
+
+/// A row of a batch kept in the arena.
+#[derive(Debug, Clone, Copy)]
+struct Src {
+    batch: usize,
+    row: usize,
+}
+
+struct ArenaBatch {
+    batch: RecordBatch,
+    rows: Arc<Rows>,
+}
+
+struct Cursor {
+    run: Run,
+    arena: usize,
+    rows: Arc<Rows>,
+    seqs: arrow_buffer::ScalarBuffer<i64>,
+    kinds: arrow_buffer::ScalarBuffer<i8>,
+    len: usize,
+    pos: usize,
+    done: bool,
+}
+
+/// Merged output in file layout.
+pub struct MergeIterator {
+    layout: Arc<KeyValueLayout>,
+    cfg: MergeConfig,
+    drop_delete: bool,
+    batch_size: usize,
+    converter: RowConverter,
+    cursors: Vec<Cursor>,
+    tree: Vec<usize>,
+    arena: Vec<ArenaBatch>,
+    group: Vec<(Src, i64, i8)>,
+    out: Vec<Merged>,
+    value_types: Vec<DataType>,
+    failed: bool,
+}
+
+enum Merged {
+    Row(Src),
+    Columns { base: Src, values: Vec<Option<Src>> },
+    Computed { base: Src, kind: i8, values: Vec<Option<Datum>> },
+}
+
+impl MergeIterator {
+    /// Merges `runs` of `layout` with `cfg`. With `drop_delete`, keys whose result is a retraction vanish
+    /// (reads, and compactions into levels >= 1); otherwise the retraction is kept.
+    pub fn new(
+        layout: Arc<KeyValueLayout>,
+        runs: Vec<Run>,
+        cfg: MergeConfig,
+        drop_delete: bool,
+        batch_size: usize,
+    ) -> Result<Self> {
+        let fields: Vec<SortField> =
+            layout.key_fields.iter().map(|f| SortField::new(crate::arrow_types::to_arrow(&f.data_type))).collect();
+        let converter = RowConverter::new(fields).map_err(|e| Error::invalid("key columns", e.to_string()))?;
+        let value_types = layout.value_fields.iter().map(|f| f.data_type).collect();
+        let mut it = MergeIterator {
+            layout,
+            cfg,
+            drop_delete,
+            batch_size: batch_size.max(1),
+            converter,
+            cursors: Vec::with_capacity(runs.len()),
+            tree: Vec::new(),
+            arena: Vec::new(),
+            group: Vec::new(),
+            out: Vec::new(),
+            value_types,
+            failed: false,
+        };
+        for run in runs {
+            let mut c = Cursor {
+                run,
+                arena: 0,
+                rows: Arc::new(it.converter.empty_rows(0, 0)),
+                seqs: Vec::<i64>::new().into(),
+                kinds: Vec::<i8>::new().into(),
+                len: 0,
+                pos: 0,
+                done: false,
+            };
+            it.load(&mut c)?;
+            it.cursors.push(c);
+        }
+        it.build_tree();
+        Ok(it)
+    }
+
+    /// Loads the next non-empty batch of a cursor into the arena, or marks it done.
+    fn load(&mut self, c: &mut Cursor) -> Result<()> {
+        loop {
+            match c.run.next() {
+                None => {
+                    c.done = true;
+                    return Ok(());
+                }
+                Some(batch) => {
+                    let batch = batch?;
+                    if batch.num_rows() == 0 {
+                        continue;
+                    }
+                    let k = self.layout.key_arity();
+                    let rows = Arc::new(
+                        self.converter
+                            .convert_columns(&batch.columns()[..k])
+                            .map_err(|e| Error::corrupt(format!("key columns: {e}")))?,
+                    );
+                    c.seqs = batch.column(self.layout.seq_index()).as_primitive::<Int64Type>().values().clone();
+                    c.kinds = batch.column(self.layout.kind_index()).as_primitive::<Int8Type>().values().clone();
+                    c.len = batch.num_rows();
+                    c.pos = 0;
+                    c.rows = rows.clone();
+                    c.arena = self.arena.len();
+                    self.arena.push(ArenaBatch { batch, rows });
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// Whether cursor `a`'s head sorts before cursor `b`'s (exhausted cursors sort last).
+    fn less(&self, a: usize, b: usize) -> bool {
+        let (ca, cb) = (&self.cursors[a], &self.cursors[b]);
+        match (ca.done, cb.done) {
+            (true, _) => false,
+            (false, true) => true,
+            _ => match ca.rows.row(ca.pos).cmp(&cb.rows.row(cb.pos)) {
+                Ordering::Less => true,
+                Ordering::Greater => false,
+                Ordering::Equal => (ca.seqs[ca.pos], a) < (cb.seqs[cb.pos], b),
+            },
+        }
+    }
+
+    fn build_tree(&mut self) {
+        let k = self.cursors.len();
+        // Index k is a sentinel that beats everything while the tree is built.
+        self.tree = vec![k; k.max(1)];
+        for leaf in (0..k).rev() {
+            self.adjust(leaf);
+        }
+    }
+
+    fn adjust(&mut self, leaf: usize) {
+        let k = self.cursors.len();
+        if k == 0 {
+            return;
+        }
+        let mut winner = leaf;
+        let mut t = (leaf + k) / 2;
+        while t > 0 {
+            let other = self.tree[t];
+            let other_wins = other == k || (winner != k && self.less(other, winner));
+            if other_wins {
+                self.tree[t] = winner;
+                winner = other;
+            }
+            t /= 2;
+        }
+        self.tree[0] = winner;
+    }
+
+    fn winner(&self) -> Option<usize> {
+        let w = *self.tree.first()?;
+        (w < self.cursors.len() && !self.cursors[w].done).then_some(w)
+    }
+
+    fn advance(&mut self, w: usize) -> Result<()> {
+        let mut c = std::mem::replace(
+            &mut self.cursors[w],
+            Cursor {
+                run: Box::new(std::iter::empty()),
+                arena: 0,
+                rows: Arc::new(self.converter.empty_rows(0, 0)),
+                seqs: Vec::<i64>::new().into(),
+                kinds: Vec::<i8>::new().into(),
+                len: 0,
+                pos: 0,
+                done: true,
+            },
+        );
+        c.pos += 1;
+        if c.pos >= c.len {
+            self.load(&mut c)?;
+        }
+        self.cursors[w] = c;
+        self.adjust(w);
+        Ok(())
+    }
+
+    /// Collects the records of the smallest key into `self.group`, oldest first.
+    fn next_group(&mut self) -> Result<bool> {
+        self.group.clear();
+        let Some(w) = self.winner() else { return Ok(false) };
+        let first = {
+            let c = &self.cursors[w];
+            (c.arena, c.pos)
+        };
+        while let Some(w) = self.winner() {
+            let c = &self.cursors[w];
+            let same = Arc::ptr_eq(&c.rows, &self.arena[first.0].rows) && c.pos == first.1
+                || c.rows.row(c.pos) == self.arena[first.0].rows.row(first.1);
+            if !same {
+                break;
+            }
+            self.group.push((Src { batch: c.arena, row: c.pos }, c.seqs[c.pos], c.kinds[c.pos]));
+            self.advance(w)?;
+        }
+        if !self.cfg.sequence_fields.is_empty() && self.group.len() > 1 {
+            let mut keyed = Vec::with_capacity(self.group.len());
+            for (src, seq, kind) in self.group.drain(..) {
+                let mut sk = Vec::with_capacity(self.cfg.sequence_fields.len());
+                for &f in &self.cfg.sequence_fields {
+                    let col = self.arena[src.batch].batch.column(self.layout.value_index(f));
+                    sk.push(datum_at(col.as_ref(), src.row)?);
+                }
+                keyed.push((sk, (src, seq, kind)));
+            }
+            keyed.sort_by(|a, b| strata_spec::binary_row::compare_rows(&a.0, &b.0).then(a.1 .1.cmp(&b.1 .1)));
+            self.group.extend(keyed.into_iter().map(|(_, g)| g));
+        }
+        Ok(true)
+    }
+
+    fn value(&self, src: Src, i: usize) -> Result<Option<Datum>> {
+        datum_at(self.arena[src.batch].batch.column(self.layout.value_index(i)).as_ref(), src.row)
+    }
+
+    /// Applies the merge engine to `self.group`.
+    fn merge_group(&self) -> Result<Option<Merged>> {
+        let cfg = &self.cfg;
+        let live = |k: i8| !(cfg.ignore_delete && is_retract(k));
+        match cfg.engine {
+            MergeEngine::Deduplicate => {
+                let Some(&(src, _, kind)) = self.group.iter().rev().find(|g| live(g.2)) else { return Ok(None) };
+                if is_retract(kind) && self.drop_delete {
+                    return Ok(None);
+                }
+                Ok(Some(Merged::Row(src)))
+            }
+            MergeEngine::FirstRow => {
+                Ok(self.group.iter().find(|g| !is_retract(g.2)).map(|&(src, _, _)| Merged::Row(src)))
+            }
+            MergeEngine::PartialUpdate => {
+                let n = self.value_types.len();
+                let mut values: Vec<Option<Src>> = vec![None; n];
+                let mut base: Option<Src> = None;
+                let mut deleted: Option<Src> = None;
+                for &(src, _, kind) in &self.group {
+                    if is_retract(kind) {
+                        if cfg.ignore_delete {
+                            continue;
+                        }
+                        if cfg.remove_record_on_delete && kind == RowKind::Delete.to_byte() {
+                            values.iter_mut().for_each(|v| *v = None);
+                            base = None;
+                            deleted = Some(src);
+                            continue;
+                        }
+                        return Err(Error::unsupported(
+                            "partial-update received a retract record; set ignore-delete or partial-update.remove-record-on-delete",
+                        ));
+                    }
+                    deleted = None;
+                    base = Some(src);
+                    let batch = &self.arena[src.batch].batch;
+                    for (i, v) in values.iter_mut().enumerate() {
+                        if !batch.column(self.layout.value_index(i)).is_null(src.row) {
+                            *v = Some(src);
+                        }
+                    }
+                }
+                match (base, deleted) {
+                    (Some(base), _) => Ok(Some(Merged::Columns { base, values })),
+                    (None, Some(d)) if !self.drop_delete => Ok(Some(Merged::Row(d))),
+                    _ => Ok(None),
+                }
+            }
+            MergeEngine::Aggregation => {
+                let n = self.value_types.len();
+                let mut states = vec![AggState::default(); n];
+                let mut base: Option<Src> = None;
+                let mut deleted: Option<Src> = None;
+                for &(src, _, kind) in &self.group {
+                    if is_retract(kind) {
+                        if cfg.ignore_delete {
+                            continue;
+                        }
+                        if cfg.remove_record_on_delete && kind == RowKind::Delete.to_byte() {
+                            states.iter_mut().for_each(AggState::reset);
+                            base = None;
+                            deleted = Some(src);
+                            continue;
+                        }
+                        for (i, s) in states.iter_mut().enumerate() {
+                            if cfg.ignore_retract[i] {
+                                continue;
+                            }
+                            s.retract(cfg.aggregators[i], self.value(src, i)?, &self.layout.value_fields[i].name)?;
+                        }
+                        base = Some(src);
+                        continue;
+                    }
+                    deleted = None;
+                    base = Some(src);
+                    for (i, s) in states.iter_mut().enumerate() {
+                        s.add(cfg.aggregators[i], self.value(src, i)?)?;
+                    }
+                }
+                match (base, deleted) {
+                    (Some(base), _) => {
+                        let mut values: Vec<Option<Datum>> = states.iter().map(AggState::value).collect();
+                        // Key columns always carry the key.
+                        for (i, f) in cfg.aggregators.iter().enumerate() {
+                            if *f == AggFunction::PrimaryKey {
+                                values[i] = self.value(base, i)?;
+                            }
+                        }
+                        Ok(Some(Merged::Computed { base, kind: RowKind::Insert.to_byte(), values }))
+                    }
+                    (None, Some(d)) if !self.drop_delete => Ok(Some(Merged::Row(d))),
+                    _ => Ok(None),
+                }
+            }
+        }
+    }
+
+    /// Builds the output batch from `self.out` and resets the arena to the batches still in use.
+    fn flush(&mut self) -> Result<RecordBatch> {
+        let schema = self.layout.file_schema.clone();
+        let out = std::mem::take(&mut self.out);
+        let base_of = |m: &Merged| match m {
+            Merged::Row(s) => *s,
+            Merged::Columns { base, .. } | Merged::Computed { base, .. } => *base,
+        };
+        let interleave_col = |col: usize, srcs: &mut dyn Iterator<Item = Option<Src>>| -> Result<ArrayRef> {
+            let mut arrays: Vec<&dyn Array> = self.arena.iter().map(|a| a.batch.column(col).as_ref()).collect();
+            let null = new_null_array(schema.field(col).data_type(), 1);
+            let null_idx = arrays.len();
+            arrays.push(null.as_ref());
+            let idx: Vec<(usize, usize)> = srcs.map(|s| s.map_or((null_idx, 0), |s| (s.batch, s.row))).collect();
+            arrow_select::interleave::interleave(&arrays, &idx)
+                .map_err(|e| Error::invalid("merge output", e.to_string()))
+        };
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
+        for col in 0..=self.layout.seq_index() {
+            columns.push(interleave_col(col, &mut out.iter().map(|m| Some(base_of(m))))?);
+        }
+        let kinds: Vec<i8> = out
+            .iter()
+            .map(|m| match m {
+                Merged::Row(s) => {
+                    self.arena[s.batch].batch.column(self.layout.kind_index()).as_primitive::<Int8Type>().value(s.row)
+                }
+                Merged::Columns { .. } => RowKind::Insert.to_byte(),
+                Merged::Computed { kind, .. } => *kind,
+            })
+            .collect();
+        columns.push(Arc::new(Int8Array::from(kinds)));
+        let computed = out.iter().any(|m| matches!(m, Merged::Computed { .. }));
+        for i in 0..self.value_types.len() {
+            let col = self.layout.value_index(i);
+            if computed {
+                let mut values = Vec::with_capacity(out.len());
+                for m in &out {
+                    values.push(match m {
+                        Merged::Computed { values, .. } => values[i].clone(),
+                        Merged::Row(s) => self.value(*s, i)?,
+                        Merged::Columns { values, .. } => match values[i] {
+                            Some(s) => self.value(s, i)?,
+                            None => None,
+                        },
+                    });
+                }
+                columns.push(array_of(&self.value_types[i], &values)?);
+            } else {
+                columns.push(interleave_col(
+                    col,
+                    &mut out.iter().map(|m| match m {
+                        Merged::Row(s) => Some(*s),
+                        Merged::Columns { values, .. } => values[i],
+                        Merged::Computed { base, .. } => Some(*base),
+                    }),
+                )?)
+            }
+        }
+        // Keep only the batches the cursors still point into.
+        let mut kept = Vec::new();
+        for c in self.cursors.iter_mut().filter(|c| !c.done) {
+            if let Some(pos) = kept.iter().position(|&(old, _)| old == c.arena) {
+                c.arena = kept[pos].1;
+            } else {
+                kept.push((c.arena, kept.len()));
+                c.arena = kept.len() - 1;
+            }
+        }
+        let mut old = std::mem::take(&mut self.arena);
+        let mut fresh: Vec<Option<ArenaBatch>> = old.drain(..).map(Some).collect();
+        for (o, _) in &kept {
+            if let Some(b) = fresh[*o].take() {
+                self.arena.push(b);
+            }
+        }
+        RecordBatch::try_new(schema, columns).map_err(|e| Error::invalid("merge output", e.to_string()))
+    }
+}
+
+impl Iterator for MergeIterator {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let mut step = || -> Result<Option<RecordBatch>> {
+            while self.out.len() < self.batch_size {
+                if !self.next_group()? {
+                    break;
+                }
+                if let Some(m) = self.merge_group()? {
+                    self.out.push(m);
+                }
+            }
+            if self.out.is_empty() {
+                return Ok(None);
+            }
+            self.flush().map(Some)
+        };
+        let r = step();
+        if r.is_err() {
+            self.failed = true;
+        }
+        r.transpose()
+    }
+}

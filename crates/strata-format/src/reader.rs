@@ -1,0 +1,184 @@
+//! Reading data files: projection, deletion vectors applied at decode (a row selection), row positions.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+use arrow_schema::{ArrowError, Field, Schema, SchemaRef};
+use bytes::Bytes;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ProjectionMask;
+use strata_dv::DeletionVector;
+use strata_io::FileIO;
+use strata_spec::{DataType, Error, Result};
+
+use crate::arrow_types::normalize;
+use crate::kv::ROW_POSITION;
+use crate::writer::FileFormat;
+
+/// Rows per batch read.
+pub const DEFAULT_BATCH_SIZE: usize = 8192;
+
+/// What to read from one file.
+pub struct ReadRequest<'a> {
+    /// Column names in the file, in the order wanted, with the types to return them as.
+    pub columns: Vec<(String, DataType)>,
+    /// Rows to skip.
+    pub dv: Option<&'a dyn DeletionVector>,
+    /// Append a `_ROW_POSITION` (BIGINT) column holding each row's position in the file.
+    pub with_positions: bool,
+    /// Rows per batch.
+    pub batch_size: usize,
+}
+
+type ArrowBatches = Box<dyn Iterator<Item = std::result::Result<RecordBatch, ArrowError>> + Send>;
+
+/// Batches of one file, in file order, with deleted rows skipped.
+pub struct FileBatches {
+    path: String,
+    inner: ArrowBatches,
+    types: Vec<DataType>,
+    order: Vec<usize>,
+    schema: SchemaRef,
+    positions: Option<Box<dyn Iterator<Item = u64> + Send>>,
+    /// Rows in the file (before deletions).
+    pub num_rows: u64,
+}
+
+fn corrupt(path: &str, e: impl std::fmt::Display) -> Error {
+    Error::Corrupt { path: path.to_string(), message: e.to_string() }
+}
+
+/// Positions `0..num_rows` without those `dv` deletes, lazily.
+fn live_positions(dv: Option<&dyn DeletionVector>, num_rows: u64) -> Box<dyn Iterator<Item = u64> + Send> {
+    match dv {
+        None => Box::new(0..num_rows),
+        Some(dv) => {
+            let deleted: Vec<u64> = dv.positions().take_while(|&p| p < num_rows).collect();
+            let mut next = 0usize;
+            Box::new((0..num_rows).filter(move |p| {
+                while next < deleted.len() && deleted[next] < *p {
+                    next += 1;
+                }
+                !(next < deleted.len() && deleted[next] == *p)
+            }))
+        }
+    }
+}
+
+/// Opens `path` for reading.
+pub fn open_file(io: &dyn FileIO, path: &str, format: FileFormat, req: &ReadRequest<'_>) -> Result<FileBatches> {
+    let _span = tracing::debug_span!("open_data_file", path).entered();
+    let bytes = Bytes::from(io.read(path)?);
+    let (inner, file_schema, num_rows): (ArrowBatches, SchemaRef, u64) = match format {
+        FileFormat::Parquet => {
+            let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(path, e))?;
+            let file_schema = builder.schema().clone();
+            let num_rows = builder.metadata().file_metadata().num_rows().max(0) as u64;
+            let roots = root_indices(path, &file_schema, &req.columns)?;
+            let mask = ProjectionMask::roots(builder.parquet_schema(), roots.iter().copied());
+            let mut builder = builder.with_projection(mask).with_batch_size(req.batch_size);
+            if let Some(dv) = req.dv {
+                builder = builder.with_row_selection(strata_dv::row_selection(dv, num_rows));
+            }
+            let reader = builder.build().map_err(|e| corrupt(path, e))?;
+            (Box::new(reader), file_schema, num_rows)
+        }
+        FileFormat::Orc => {
+            let builder = orc_rust::ArrowReaderBuilder::try_new(bytes).map_err(|e| corrupt(path, e))?;
+            let num_rows = builder.file_metadata().number_of_rows();
+            let file_schema = builder.schema();
+            root_indices(path, &file_schema, &req.columns)?;
+            let names: Vec<&str> = req.columns.iter().map(|(n, _)| n.as_str()).collect();
+            let mask =
+                orc_rust::projection::ProjectionMask::named_roots(builder.file_metadata().root_data_type(), &names);
+            let mut builder = builder.with_projection(mask).with_batch_size(req.batch_size);
+            if let Some(dv) = req.dv {
+                let parquet_sel = strata_dv::row_selection(dv, num_rows);
+                let selectors: Vec<orc_rust::RowSelector> = parquet_sel
+                    .iter()
+                    .map(|s| {
+                        if s.skip {
+                            orc_rust::RowSelector::skip(s.row_count)
+                        } else {
+                            orc_rust::RowSelector::select(s.row_count)
+                        }
+                    })
+                    .collect();
+                builder = builder.with_row_selection(orc_rust::RowSelection::from(selectors));
+            }
+            (Box::new(builder.build()), file_schema, num_rows)
+        }
+    };
+    // Projected columns arrive in file order; `order` maps wanted position -> position in the batch.
+    let mut projected: Vec<(usize, usize)> = root_indices(path, &file_schema, &req.columns)?
+        .into_iter()
+        .enumerate()
+        .map(|(wanted, root)| (root, wanted))
+        .collect();
+    projected.sort();
+    let mut order = vec![0; req.columns.len()];
+    for (batch_pos, (_, wanted)) in projected.iter().enumerate() {
+        order[*wanted] = batch_pos;
+    }
+    let mut fields: Vec<Field> =
+        req.columns.iter().map(|(n, t)| Field::new(n, crate::arrow_types::to_arrow(t), true)).collect();
+    if req.with_positions {
+        fields.push(Field::new(ROW_POSITION, arrow_schema::DataType::Int64, false));
+    }
+    Ok(FileBatches {
+        path: path.to_string(),
+        inner,
+        types: req.columns.iter().map(|(_, t)| *t).collect(),
+        order,
+        schema: Arc::new(Schema::new(fields)),
+        positions: req.with_positions.then(|| live_positions(req.dv, num_rows)),
+        num_rows,
+    })
+}
+
+fn root_indices(path: &str, file_schema: &Schema, columns: &[(String, DataType)]) -> Result<Vec<usize>> {
+    columns
+        .iter()
+        .map(|(name, _)| {
+            file_schema.index_of(name).map_err(|_| Error::Invalid {
+                what: format!("data file {path}"),
+                message: format!("has no column '{name}' (schema mismatch)"),
+            })
+        })
+        .collect()
+}
+
+impl FileBatches {
+    /// The schema of the batches returned.
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn convert(&mut self, batch: RecordBatch) -> Result<RecordBatch> {
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.order.len() + 1);
+        for (i, t) in self.types.iter().enumerate() {
+            let col = batch.column(self.order[i]);
+            columns.push(normalize(col, t).map_err(|e| e.in_file(&self.path))?);
+        }
+        if let Some(positions) = &mut self.positions {
+            let p: Vec<i64> = positions.by_ref().take(batch.num_rows()).map(|p| p as i64).collect();
+            if p.len() != batch.num_rows() {
+                return Err(corrupt(&self.path, "more rows than the file declares"));
+            }
+            columns.push(Arc::new(Int64Array::from(p)));
+        }
+        RecordBatch::try_new(self.schema.clone(), columns).map_err(|e| corrupt(&self.path, e))
+    }
+}
+
+impl Iterator for FileBatches {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let batch = match self.inner.next()? {
+            Ok(b) => b,
+            Err(e) => return Some(Err(corrupt(&self.path, e))),
+        };
+        Some(self.convert(batch))
+    }
+}

@@ -1,0 +1,305 @@
+//! Writing sorted key-value batches into data files (parquet or orc), rolling at the target size, and
+//! producing each file's `DataFileMeta`.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int64Type, Int8Type};
+use arrow_array::RecordBatch;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+use strata_io::{join, FileIO};
+use strata_spec::{BinaryRow, DataFileMeta, DataType, Error, FileSource, Result};
+
+use crate::arrow_types::datum_at;
+use crate::kv::{KeyValueLayout, RowKind};
+use crate::stats::{to_simple_stats, truncate_16, ColumnStats};
+
+/// A data file format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileFormat {
+    /// Apache Parquet.
+    Parquet,
+    /// Apache ORC.
+    Orc,
+}
+
+impl FileFormat {
+    /// From `file.format`.
+    pub fn from_option(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "parquet" => Ok(FileFormat::Parquet),
+            "orc" => Ok(FileFormat::Orc),
+            other => {
+                Err(Error::unsupported(format!("file.format '{other}' (Strata reads and writes parquet and orc)")))
+            }
+        }
+    }
+
+    /// From a file name's extension.
+    pub fn from_file_name(name: &str) -> Result<Self> {
+        match name.rsplit('.').next() {
+            Some("parquet") => Ok(FileFormat::Parquet),
+            Some("orc") => Ok(FileFormat::Orc),
+            _ => Err(Error::unsupported(format!("data file '{name}': unknown format"))),
+        }
+    }
+
+    /// The file extension.
+    pub fn extension(self) -> &'static str {
+        match self {
+            FileFormat::Parquet => "parquet",
+            FileFormat::Orc => "orc",
+        }
+    }
+}
+
+/// How files are written.
+#[derive(Debug, Clone)]
+pub struct WriterConfig {
+    /// parquet or orc.
+    pub format: FileFormat,
+    /// `file.compression` (zstd, snappy, lz4, gzip/zlib, none).
+    pub compression: String,
+    /// Roll to a new file once a file reaches this many bytes.
+    pub target_file_size: u64,
+    /// Schema id recorded in the metadata.
+    pub schema_id: i64,
+    /// LSM level of the files.
+    pub level: i32,
+    /// APPEND (flush) or COMPACT.
+    pub file_source: FileSource,
+}
+
+/// A `Write` whose bytes stay reachable after orc-rust's `close` consumed the writer.
+#[derive(Clone, Default)]
+struct SharedBuf(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for SharedBuf {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().map_err(|_| std::io::Error::other("poisoned buffer"))?.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+enum Sink {
+    Parquet(ArrowWriter<Vec<u8>>),
+    Orc(orc_rust::ArrowWriter<SharedBuf>, SharedBuf, u64),
+}
+
+struct OpenFile {
+    name: String,
+    sink: Sink,
+    rows: i64,
+    min_key: Option<BinaryRow>,
+    max_key: Option<BinaryRow>,
+    key_stats: Vec<ColumnStats>,
+    value_stats: Vec<ColumnStats>,
+    min_seq: i64,
+    max_seq: i64,
+    deletes: i64,
+}
+
+/// Writes one sorted stream of key-value rows into rolling files in one bucket directory.
+pub struct KvFileWriter {
+    io: Arc<dyn FileIO>,
+    dir: String,
+    new_name: Box<dyn FnMut() -> String + Send>,
+    layout: Arc<KeyValueLayout>,
+    cfg: WriterConfig,
+    current: Option<OpenFile>,
+    done: Vec<DataFileMeta>,
+}
+
+fn parquet_compression(c: &str) -> Result<Compression> {
+    Ok(match c {
+        "zstd" => Compression::ZSTD(ZstdLevel::try_new(1).map_err(|e| Error::invalid("zstd level", e.to_string()))?),
+        "snappy" => Compression::SNAPPY,
+        "lz4" => Compression::LZ4_RAW,
+        "gzip" | "zlib" => Compression::GZIP(Default::default()),
+        "none" | "uncompressed" => Compression::UNCOMPRESSED,
+        other => return Err(Error::invalid("option 'file.compression'", format!("'{other}' is not supported"))),
+    })
+}
+
+fn orc_compression(c: &str) -> Result<Option<orc_rust::compression::CompressionType>> {
+    use orc_rust::compression::CompressionType as C;
+    Ok(match c {
+        "zstd" => Some(C::Zstd),
+        "snappy" => Some(C::Snappy),
+        "lz4" => Some(C::Lz4),
+        "zlib" | "gzip" => Some(C::Zlib),
+        "none" | "uncompressed" => None,
+        other => return Err(Error::invalid("option 'file.compression'", format!("'{other}' is not supported"))),
+    })
+}
+
+fn key_row(batch: &RecordBatch, row: usize, types: &[DataType]) -> Result<BinaryRow> {
+    let values = (0..types.len()).map(|i| datum_at(batch.column(i).as_ref(), row)).collect::<Result<Vec<_>>>()?;
+    BinaryRow::from_datums(&values, types)
+}
+
+impl KvFileWriter {
+    /// A writer into `dir`, naming files with `new_name` (e.g. `data-<uuid>-<n>.parquet`).
+    pub fn new(
+        io: Arc<dyn FileIO>,
+        dir: String,
+        new_name: Box<dyn FnMut() -> String + Send>,
+        layout: Arc<KeyValueLayout>,
+        cfg: WriterConfig,
+    ) -> Self {
+        KvFileWriter { io, dir, new_name, layout, cfg, current: None, done: Vec::new() }
+    }
+
+    fn open(&mut self) -> Result<OpenFile> {
+        let name = (self.new_name)();
+        let schema = self.layout.file_schema.clone();
+        let sink = match self.cfg.format {
+            FileFormat::Parquet => {
+                let props = WriterProperties::builder()
+                    .set_compression(parquet_compression(&self.cfg.compression)?)
+                    .set_created_by(format!("strata version {}", env!("CARGO_PKG_VERSION")))
+                    .build();
+                Sink::Parquet(
+                    ArrowWriter::try_new(Vec::new(), schema, Some(props))
+                        .map_err(|e| Error::invalid("parquet writer", e.to_string()))?,
+                )
+            }
+            FileFormat::Orc => {
+                let buf = SharedBuf::default();
+                let mut b = orc_rust::ArrowWriterBuilder::new(buf.clone(), schema);
+                if let Some(c) = orc_compression(&self.cfg.compression)? {
+                    b = b.with_compression(c);
+                }
+                Sink::Orc(b.try_build().map_err(|e| Error::unsupported(format!("orc writer: {e}")))?, buf, 0)
+            }
+        };
+        Ok(OpenFile {
+            name,
+            sink,
+            rows: 0,
+            min_key: None,
+            max_key: None,
+            key_stats: vec![ColumnStats::default(); self.layout.key_arity()],
+            value_stats: vec![ColumnStats::default(); self.layout.value_fields.len()],
+            min_seq: i64::MAX,
+            max_seq: i64::MIN,
+            deletes: 0,
+        })
+    }
+
+    /// Appends a batch in file layout whose rows continue the sorted order.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let file = match self.current.take() {
+            Some(f) => f,
+            None => self.open()?,
+        };
+        let mut file = file;
+        let key_types: Vec<DataType> = self.layout.key_fields.iter().map(|f| f.data_type).collect();
+        if file.min_key.is_none() {
+            file.min_key = Some(key_row(batch, 0, &key_types)?);
+        }
+        file.max_key = Some(key_row(batch, batch.num_rows() - 1, &key_types)?);
+        for (i, s) in file.key_stats.iter_mut().enumerate() {
+            s.update(batch.column(i))?;
+        }
+        for (i, s) in file.value_stats.iter_mut().enumerate() {
+            s.update(batch.column(self.layout.value_index(i)))?;
+        }
+        let seq = batch.column(self.layout.seq_index()).as_primitive::<Int64Type>();
+        if let (Some(lo), Some(hi)) = (arrow_arith::aggregate::min(seq), arrow_arith::aggregate::max(seq)) {
+            file.min_seq = file.min_seq.min(lo);
+            file.max_seq = file.max_seq.max(hi);
+        }
+        let kinds = batch.column(self.layout.kind_index()).as_primitive::<Int8Type>();
+        file.deletes += kinds.values().iter().filter(|k| RowKind::byte_is_retract(**k)).count() as i64;
+        file.rows += batch.num_rows() as i64;
+        let size = match &mut file.sink {
+            Sink::Parquet(w) => {
+                w.write(batch).map_err(|e| Error::invalid("parquet write", e.to_string()))?;
+                (w.bytes_written() + w.in_progress_size()) as u64
+            }
+            Sink::Orc(w, _, est) => {
+                w.write(batch).map_err(|e| Error::unsupported(format!("orc write: {e}")))?;
+                // orc-rust reports no size; estimate a 4x compression of the Arrow bytes.
+                *est += batch.get_array_memory_size() as u64 / 4;
+                *est
+            }
+        };
+        if size >= self.cfg.target_file_size {
+            self.finish(file)?;
+        } else {
+            self.current = Some(file);
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, file: OpenFile) -> Result<()> {
+        let bytes = match file.sink {
+            Sink::Parquet(w) => w.into_inner().map_err(|e| Error::invalid("parquet close", e.to_string()))?,
+            Sink::Orc(w, buf, _) => {
+                w.close().map_err(|e| Error::unsupported(format!("orc close: {e}")))?;
+                let bytes =
+                    std::mem::take(&mut *buf.0.lock().map_err(|_| Error::invalid("orc writer", "poisoned buffer"))?);
+                bytes
+            }
+        };
+        let path = join(&self.dir, &file.name);
+        let _span = tracing::debug_span!("write_data_file", path, rows = file.rows).entered();
+        self.io.write(&path, &bytes)?;
+        let key_types: Vec<DataType> = self.layout.key_fields.iter().map(|f| f.data_type).collect();
+        let value_types: Vec<DataType> = self.layout.value_fields.iter().map(|f| f.data_type).collect();
+        let mut value_stats = file.value_stats;
+        value_stats.iter_mut().for_each(truncate_16);
+        let empty = BinaryRow::empty();
+        self.done.push(DataFileMeta {
+            file_name: file.name,
+            file_size: bytes.len() as i64,
+            row_count: file.rows,
+            min_key: file.min_key.unwrap_or_else(|| empty.clone()),
+            max_key: file.max_key.unwrap_or(empty),
+            key_stats: to_simple_stats(&file.key_stats, &key_types)?,
+            value_stats: to_simple_stats(&value_stats, &value_types)?,
+            min_sequence_number: file.min_seq,
+            max_sequence_number: file.max_seq,
+            schema_id: self.cfg.schema_id,
+            level: self.cfg.level,
+            extra_files: Vec::new(),
+            creation_time: Some(now_millis()),
+            delete_row_count: Some(file.deletes),
+            embedded_index: None,
+            file_source: Some(self.cfg.file_source.to_byte()),
+            value_stats_cols: None,
+            external_path: None,
+            first_row_id: None,
+            write_cols: None,
+            write_cols_sequences: None,
+        });
+        Ok(())
+    }
+
+    /// Closes the open file and returns the metadata of every file written.
+    pub fn close(mut self) -> Result<Vec<DataFileMeta>> {
+        if let Some(f) = self.current.take() {
+            self.finish(f)?;
+        }
+        Ok(self.done)
+    }
+
+    /// Paths of files written so far (to delete them if the caller aborts).
+    pub fn written_paths(&self) -> Vec<String> {
+        self.done.iter().map(|f| join(&self.dir, &f.file_name)).collect()
+    }
+}
+
+fn now_millis() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
