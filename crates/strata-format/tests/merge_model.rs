@@ -1,0 +1,218 @@
+//! The merge of sorted runs against a model: per key, the records ordered by sequence number, folded by
+//! the merge engine.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int64Type, Int8Type};
+use arrow_array::{Array, ArrayRef, Int64Array, Int8Array, RecordBatch, StringArray};
+use proptest::prelude::*;
+use strata_format::merge::{MergeIterator, Run};
+use strata_format::merge_function::{AggFunction, MergeConfig};
+use strata_format::KeyValueLayout;
+use strata_spec::options::MergeEngine;
+use strata_spec::{DataType, TableSchema};
+
+#[derive(Debug, Clone)]
+struct Rec {
+    key: i64,
+    seq: i64,
+    kind: i8,
+    v: Option<i64>,
+    s: Option<String>,
+}
+
+fn layout() -> Arc<KeyValueLayout> {
+    let schema = TableSchema::new(
+        vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint()), ("s".into(), DataType::string())],
+        vec![],
+        vec!["id".into()],
+        Default::default(),
+        0,
+    )
+    .unwrap();
+    Arc::new(KeyValueLayout::new(&schema).unwrap())
+}
+
+fn batch(layout: &KeyValueLayout, recs: &[Rec]) -> RecordBatch {
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from_iter_values(recs.iter().map(|r| r.key))),
+        Arc::new(Int64Array::from_iter_values(recs.iter().map(|r| r.seq))),
+        Arc::new(Int8Array::from_iter_values(recs.iter().map(|r| r.kind))),
+        Arc::new(Int64Array::from_iter_values(recs.iter().map(|r| r.key))),
+        Arc::new(Int64Array::from(recs.iter().map(|r| r.v).collect::<Vec<_>>())),
+        Arc::new(StringArray::from(recs.iter().map(|r| r.s.clone()).collect::<Vec<_>>())),
+    ];
+    RecordBatch::try_new(layout.file_schema.clone(), cols).unwrap()
+}
+
+fn runs_strategy() -> impl Strategy<Value = (Vec<Vec<Rec>>, usize, usize)> {
+    let rec = (0i64..40, 0i8..4, proptest::option::weighted(0.7, -50i64..50), proptest::option::weighted(0.7, "[a-c]{0,3}"));
+    (proptest::collection::vec(proptest::collection::vec(rec, 0..60), 1..7), 1usize..9, 1usize..20).prop_map(
+        |(runs, input_batch, out_batch)| {
+            let mut seq = 0;
+            let runs = runs
+                .into_iter()
+                .map(|r| {
+                    let mut recs: Vec<Rec> = r
+                        .into_iter()
+                        .map(|(key, kind, v, s)| {
+                            seq += 1;
+                            Rec { key, seq, kind, v, s }
+                        })
+                        .collect();
+                    recs.sort_by_key(|r| (r.key, r.seq));
+                    recs
+                })
+                .collect();
+            (runs, input_batch, out_batch)
+        },
+    )
+}
+
+fn merged(runs: &[Vec<Rec>], input_batch: usize, out_batch: usize, cfg: MergeConfig) -> Result<Vec<(i64, Option<i64>, Option<String>)>, String> {
+    let layout = layout();
+    let runs: Vec<Run> = runs
+        .iter()
+        .map(|r| {
+            let batches: Vec<strata_spec::Result<RecordBatch>> = r.chunks(input_batch).map(|c| Ok(batch(&layout, c))).collect();
+            Box::new(batches.into_iter()) as Run
+        })
+        .collect();
+    let it = MergeIterator::new(layout.clone(), runs, cfg, true, out_batch).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for b in it {
+        let b = b.map_err(|e| e.to_string())?;
+        assert!(b.num_rows() <= out_batch);
+        let ids = b.column(3).as_primitive::<Int64Type>();
+        let vs = b.column(4).as_primitive::<Int64Type>();
+        let ss = b.column(5).as_string::<i32>();
+        let kinds = b.column(2).as_primitive::<Int8Type>();
+        for i in 0..b.num_rows() {
+            assert!(kinds.value(i) == 0 || kinds.value(i) == 2, "a retraction survived with drop_delete");
+            out.push((ids.value(i), vs.is_valid(i).then(|| vs.value(i)), ss.is_valid(i).then(|| ss.value(i).to_string())));
+        }
+    }
+    Ok(out)
+}
+
+fn by_key(runs: &[Vec<Rec>]) -> BTreeMap<i64, Vec<Rec>> {
+    let mut m: BTreeMap<i64, Vec<Rec>> = BTreeMap::new();
+    for r in runs.iter().flatten() {
+        m.entry(r.key).or_default().push(r.clone());
+    }
+    for v in m.values_mut() {
+        v.sort_by_key(|r| r.seq);
+    }
+    m
+}
+
+fn retract(k: i8) -> bool {
+    k == 1 || k == 3
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn deduplicate_keeps_the_newest_record((runs, ib, ob) in runs_strategy()) {
+        let want: Vec<_> = by_key(&runs)
+            .into_iter()
+            .filter_map(|(k, recs)| {
+                let last = recs.last().unwrap();
+                (!retract(last.kind)).then(|| (k, last.v, last.s.clone()))
+            })
+            .collect();
+        prop_assert_eq!(merged(&runs, ib, ob, MergeConfig::deduplicate(3)).unwrap(), want);
+    }
+
+    #[test]
+    fn deduplicate_with_ignore_delete_skips_retractions((runs, ib, ob) in runs_strategy()) {
+        let want: Vec<_> = by_key(&runs)
+            .into_iter()
+            .filter_map(|(k, recs)| recs.iter().rev().find(|r| !retract(r.kind)).map(|r| (k, r.v, r.s.clone())))
+            .collect();
+        let cfg = MergeConfig { ignore_delete: true, ..MergeConfig::deduplicate(3) };
+        prop_assert_eq!(merged(&runs, ib, ob, cfg).unwrap(), want);
+    }
+
+    #[test]
+    fn first_row_keeps_the_oldest_insert((runs, ib, ob) in runs_strategy()) {
+        let want: Vec<_> = by_key(&runs)
+            .into_iter()
+            .filter_map(|(k, recs)| recs.iter().find(|r| !retract(r.kind)).map(|r| (k, r.v, r.s.clone())))
+            .collect();
+        let cfg = MergeConfig { engine: MergeEngine::FirstRow, ..MergeConfig::deduplicate(3) };
+        prop_assert_eq!(merged(&runs, ib, ob, cfg).unwrap(), want);
+    }
+
+    #[test]
+    fn partial_update_merges_non_null_fields((runs, ib, ob) in runs_strategy()) {
+        let want: Vec<_> = by_key(&runs)
+            .into_iter()
+            .filter_map(|(k, recs)| {
+                let (mut v, mut s, mut live) = (None, None, false);
+                for r in &recs {
+                    if r.kind == 3 {
+                        v = None;
+                        s = None;
+                        live = false;
+                    } else if r.kind == 1 {
+                        continue;
+                    } else {
+                        live = true;
+                        if r.v.is_some() { v = r.v; }
+                        if r.s.is_some() { s = r.s.clone(); }
+                    }
+                }
+                live.then_some((k, v, s))
+            })
+            .collect();
+        let cfg = MergeConfig {
+            engine: MergeEngine::PartialUpdate,
+            remove_record_on_delete: true,
+            ..MergeConfig::deduplicate(3)
+        };
+        // -U records are refused unless ignored: drop them from the input for this engine.
+        let runs: Vec<Vec<Rec>> = runs.into_iter().map(|r| r.into_iter().filter(|x| x.kind != 1).collect()).collect();
+        prop_assert_eq!(merged(&runs, ib, ob, cfg).unwrap(), want);
+    }
+
+    #[test]
+    fn aggregation_sums_and_retracts((runs, ib, ob) in runs_strategy()) {
+        let want: Vec<_> = by_key(&runs)
+            .into_iter()
+            .filter_map(|(k, recs)| {
+                let (mut v, mut s, mut live) = (None::<i64>, None, false);
+                for r in &recs {
+                    if retract(r.kind) {
+                        if let Some(x) = r.v { v = Some(v.unwrap_or(0) - x); }
+                        live = true;
+                    } else {
+                        live = true;
+                        if let Some(x) = r.v { v = Some(v.unwrap_or(0) + x); }
+                        if r.s.is_some() { s = r.s.clone(); }
+                    }
+                }
+                live.then_some((k, v, s))
+            })
+            .collect();
+        let cfg = MergeConfig {
+            engine: MergeEngine::Aggregation,
+            aggregators: vec![AggFunction::PrimaryKey, AggFunction::Sum, AggFunction::LastNonNullValue],
+            ignore_retract: vec![false, false, true],
+            ..MergeConfig::deduplicate(3)
+        };
+        prop_assert_eq!(merged(&runs, ib, ob, cfg).unwrap(), want);
+    }
+}
+
+#[test]
+fn partial_update_refuses_retractions_unless_told() {
+    let runs = vec![vec![Rec { key: 1, seq: 1, kind: 3, v: None, s: None }]];
+    let cfg = MergeConfig { engine: MergeEngine::PartialUpdate, ..MergeConfig::deduplicate(3) };
+    let e = merged(&runs, 1, 1, cfg).unwrap_err();
+    assert!(e.contains("remove-record-on-delete"), "{e}");
+}
