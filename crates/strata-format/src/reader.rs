@@ -65,10 +65,31 @@ fn live_positions(dv: Option<&dyn DeletionVector>, num_rows: u64) -> Box<dyn Ite
     }
 }
 
+/// Runs a third-party decoder step, turning a panic inside it (malformed input it did not anticipate) into a
+/// corrupt-file error naming `path`.
+fn guarded<T>(path: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "decoder panicked".to_string());
+            Err(corrupt(path, format!("cannot decode: {msg}")))
+        }
+    }
+}
+
 /// Opens `path` for reading.
 pub fn open_file(io: &dyn FileIO, path: &str, format: FileFormat, req: &ReadRequest<'_>) -> Result<FileBatches> {
+    let bytes = io.read(path)?;
+    guarded(path, || open_bytes(bytes, path, format, req))
+}
+
+fn open_bytes(bytes: Vec<u8>, path: &str, format: FileFormat, req: &ReadRequest<'_>) -> Result<FileBatches> {
     let _span = tracing::debug_span!("open_data_file", path).entered();
-    let bytes = Bytes::from(io.read(path)?);
+    let bytes = Bytes::from(bytes);
     let (inner, file_schema, num_rows): (ArrowBatches, SchemaRef, u64) = match format {
         FileFormat::Parquet => {
             let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(path, e))?;
@@ -175,9 +196,13 @@ impl Iterator for FileBatches {
     type Item = Result<RecordBatch>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let batch = match self.inner.next()? {
-            Ok(b) => b,
-            Err(e) => return Some(Err(corrupt(&self.path, e))),
+        let path = self.path.clone();
+        let inner = &mut self.inner;
+        let batch = match guarded(&path, || Ok(inner.next())) {
+            Ok(None) => return None,
+            Ok(Some(Ok(b))) => b,
+            Ok(Some(Err(e))) => return Some(Err(corrupt(&self.path, e))),
+            Err(e) => return Some(Err(e)),
         };
         Some(self.convert(batch))
     }

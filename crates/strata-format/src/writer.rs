@@ -171,6 +171,19 @@ impl KvFileWriter {
                 )
             }
             FileFormat::Orc => {
+                // orc-rust 0.9 panics on types it cannot write; refuse them up front.
+                for f in schema.fields() {
+                    if matches!(
+                        f.data_type(),
+                        arrow_schema::DataType::Decimal128(..) | arrow_schema::DataType::Time32(_)
+                    ) {
+                        return Err(Error::unsupported(format!(
+                            "writing column '{}' of type {} to ORC (orc-rust writes no DECIMAL or TIME); use file.format parquet",
+                            f.name(),
+                            f.data_type()
+                        )));
+                    }
+                }
                 let buf = SharedBuf::default();
                 let mut b = orc_rust::ArrowWriterBuilder::new(buf.clone(), schema);
                 if let Some(c) = orc_compression(&self.cfg.compression)? {

@@ -49,7 +49,8 @@ fn batch(layout: &KeyValueLayout, recs: &[Rec]) -> RecordBatch {
 }
 
 fn runs_strategy() -> impl Strategy<Value = (Vec<Vec<Rec>>, usize, usize)> {
-    let rec = (0i64..40, 0i8..4, proptest::option::weighted(0.7, -50i64..50), proptest::option::weighted(0.7, "[a-c]{0,3}"));
+    let rec =
+        (0i64..40, 0i8..4, proptest::option::weighted(0.7, -50i64..50), proptest::option::weighted(0.7, "[a-c]{0,3}"));
     (proptest::collection::vec(proptest::collection::vec(rec, 0..60), 1..7), 1usize..9, 1usize..20).prop_map(
         |(runs, input_batch, out_batch)| {
             let mut seq = 0;
@@ -72,12 +73,18 @@ fn runs_strategy() -> impl Strategy<Value = (Vec<Vec<Rec>>, usize, usize)> {
     )
 }
 
-fn merged(runs: &[Vec<Rec>], input_batch: usize, out_batch: usize, cfg: MergeConfig) -> Result<Vec<(i64, Option<i64>, Option<String>)>, String> {
+fn merged(
+    runs: &[Vec<Rec>],
+    input_batch: usize,
+    out_batch: usize,
+    cfg: MergeConfig,
+) -> Result<Vec<(i64, Option<i64>, Option<String>)>, String> {
     let layout = layout();
     let runs: Vec<Run> = runs
         .iter()
         .map(|r| {
-            let batches: Vec<strata_spec::Result<RecordBatch>> = r.chunks(input_batch).map(|c| Ok(batch(&layout, c))).collect();
+            let batches: Vec<strata_spec::Result<RecordBatch>> =
+                r.chunks(input_batch).map(|c| Ok(batch(&layout, c))).collect();
             Box::new(batches.into_iter()) as Run
         })
         .collect();
@@ -92,7 +99,11 @@ fn merged(runs: &[Vec<Rec>], input_batch: usize, out_batch: usize, cfg: MergeCon
         let kinds = b.column(2).as_primitive::<Int8Type>();
         for i in 0..b.num_rows() {
             assert!(kinds.value(i) == 0 || kinds.value(i) == 2, "a retraction survived with drop_delete");
-            out.push((ids.value(i), vs.is_valid(i).then(|| vs.value(i)), ss.is_valid(i).then(|| ss.value(i).to_string())));
+            out.push((
+                ids.value(i),
+                vs.is_valid(i).then(|| vs.value(i)),
+                ss.is_valid(i).then(|| ss.value(i).to_string()),
+            ));
         }
     }
     Ok(out)
