@@ -73,12 +73,10 @@ fn runs_strategy() -> impl Strategy<Value = (Vec<Vec<Rec>>, usize, usize)> {
     )
 }
 
-fn merged(
-    runs: &[Vec<Rec>],
-    input_batch: usize,
-    out_batch: usize,
-    cfg: MergeConfig,
-) -> Result<Vec<(i64, Option<i64>, Option<String>)>, String> {
+/// (id, v, s) of a merged row.
+type OutRow = (i64, Option<i64>, Option<String>);
+
+fn merged(runs: &[Vec<Rec>], input_batch: usize, out_batch: usize, cfg: MergeConfig) -> Result<Vec<OutRow>, String> {
     let layout = layout();
     let runs: Vec<Run> = runs
         .iter()
