@@ -60,10 +60,8 @@ fn benches(c: &mut Criterion) {
         let data = make_runs(&layout, runs);
         g.bench_with_input(BenchmarkId::from_parameter(runs), &data, |b, data| {
             b.iter(|| {
-                let inputs: Vec<Run> = data
-                    .iter()
-                    .map(|batches| Box::new(batches.clone().into_iter().map(Ok)) as Run)
-                    .collect();
+                let inputs: Vec<Run> =
+                    data.iter().map(|batches| Box::new(batches.clone().into_iter().map(Ok)) as Run).collect();
                 let merged = MergeIterator::new(layout.clone(), inputs, MergeConfig::deduplicate(3), true, 8192)
                     .unwrap_or_else(|e| panic!("{e}"));
                 merged.map(|b| b.map(|b| b.num_rows()).unwrap_or(0)).sum::<usize>()
@@ -82,7 +80,8 @@ fn benches(c: &mut Criterion) {
         level: 1,
         file_source: FileSource::Compact,
     };
-    let mut w = KvFileWriter::new(io.clone(), "/t/bucket-0".into(), Box::new(|| "data-0.parquet".into()), layout.clone(), cfg);
+    let mut w =
+        KvFileWriter::new(io.clone(), "/t/bucket-0".into(), Box::new(|| "data-0.parquet".into()), layout.clone(), cfg);
     for b in make_runs(&layout, 1).remove(0) {
         w.write(&b).unwrap_or_else(|e| panic!("{e}"));
     }

@@ -82,6 +82,11 @@ impl Iterator for RunReader {
 /// A decoded key.
 type KeyValues = Vec<Option<strata_spec::Datum>>;
 
+/// A run reading `files` one after another (lazily), all columns of the file layout.
+pub fn run_reader(io: Arc<dyn FileIO>, layout: &KeyValueLayout, files: Vec<DataFileRef>, batch_size: usize) -> Run {
+    Box::new(RunReader { io, files: files.into(), columns: file_columns(layout), current: None, batch_size })
+}
+
 /// Groups a bucket's files into sorted runs: each level-0 file is a run; each deeper level is one run, its
 /// files ordered by key.
 pub fn sorted_runs(files: Vec<DataFileRef>, key_types: &[DataType]) -> Result<Vec<Vec<DataFileRef>>> {

@@ -16,6 +16,19 @@ use crate::arrow_types::{array_of, datum_at};
 use crate::kv::{KeyValueLayout, RowKind};
 use crate::merge_function::{is_retract, AggFunction, AggState, MergeConfig};
 
+/// What a lookup below the output level found for a key.
+pub struct LookupResult {
+    /// The older record (one row in file layout), when the merge engine needs the old value.
+    pub record: Option<RecordBatch>,
+}
+
+/// Looks a key (arrow-row bytes of the key columns) up in the levels below a compaction's output, marking
+/// the newest live copy deleted.
+pub trait LookupHook: Send {
+    /// Finds and marks the older copy of `key`; `None` when there is none.
+    fn lookup(&mut self, key: &[u8]) -> Result<Option<LookupResult>>;
+}
+
 /// A sorted run: batches in file layout, ordered by key then sequence number.
 pub type Run = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
 
@@ -53,6 +66,9 @@ pub struct MergeIterator {
     tree: Vec<usize>,
     arena: Vec<ArenaBatch>,
     group: Vec<(Src, i64, i8)>,
+    group_runs: Vec<usize>,
+    run_levels: Vec<i32>,
+    lookup: Option<Box<dyn LookupHook>>,
     out: Vec<Merged>,
     value_types: Vec<DataType>,
     failed: bool,
@@ -88,6 +104,9 @@ impl MergeIterator {
             tree: Vec::new(),
             arena: Vec::new(),
             group: Vec::new(),
+            group_runs: Vec::new(),
+            run_levels: Vec::new(),
+            lookup: None,
             out: Vec::new(),
             value_types,
             failed: false,
@@ -212,9 +231,19 @@ impl MergeIterator {
         Ok(())
     }
 
+    /// Sets the LSM level of each run (in the order given to [`MergeIterator::new`]) and a lookup into the
+    /// levels below the compaction's output: a key whose records all come from level 0 is looked up there,
+    /// so that its older copy is marked deleted (the deletion-vector "lookup merge wrapper").
+    pub fn with_lookup(mut self, run_levels: Vec<i32>, lookup: Box<dyn LookupHook>) -> Self {
+        self.run_levels = run_levels;
+        self.lookup = Some(lookup);
+        self
+    }
+
     /// Collects the records of the smallest key into `self.group`, oldest first.
     fn next_group(&mut self) -> Result<bool> {
         self.group.clear();
+        self.group_runs.clear();
         let Some(w) = self.winner() else { return Ok(false) };
         let first = {
             let c = &self.cursors[w];
@@ -228,8 +257,10 @@ impl MergeIterator {
                 break;
             }
             self.group.push((Src { batch: c.arena, row: c.pos }, c.seqs[c.pos], c.kinds[c.pos]));
+            self.group_runs.push(w);
             self.advance(w)?;
         }
+        self.lookup_older(first)?;
         if !self.cfg.sequence_fields.is_empty() && self.group.len() > 1 {
             let mut keyed = Vec::with_capacity(self.group.len());
             for (src, seq, kind) in self.group.drain(..) {
@@ -244,6 +275,36 @@ impl MergeIterator {
             self.group.extend(keyed.into_iter().map(|(_, g)| g));
         }
         Ok(true)
+    }
+
+    /// The lookup merge wrapper: (a) a key without a level-0 record needs nothing; (b) a key also present in
+    /// a deeper input run needs nothing, that file is rewritten; (c) a key only in level 0 is looked up below
+    /// the output level, the hit is marked deleted by the hook, and its record joins the group as the oldest
+    /// (the "before" value that partial-update and aggregation merge with).
+    fn lookup_older(&mut self, first: (usize, usize)) -> Result<()> {
+        let Some(hook) = self.lookup.as_mut() else { return Ok(()) };
+        let level = |run: usize| self.run_levels.get(run).copied().unwrap_or(0);
+        let has_level0 = self.group_runs.iter().any(|&r| level(r) == 0);
+        let has_deeper = self.group_runs.iter().any(|&r| level(r) > 0);
+        if !has_level0 || has_deeper {
+            return Ok(());
+        }
+        let key = self.arena[first.0].rows.row(first.1);
+        let Some(before) = hook.lookup(key.as_ref())? else { return Ok(()) };
+        if let Some(batch) = before.record {
+            let rows = Arc::new(
+                self.converter
+                    .convert_columns(&batch.columns()[..self.layout.key_arity()])
+                    .map_err(|e| Error::corrupt(format!("key columns: {e}")))?,
+            );
+            let seq = batch.column(self.layout.seq_index()).as_primitive::<Int64Type>().value(0);
+            let kind = batch.column(self.layout.kind_index()).as_primitive::<Int8Type>().value(0);
+            let idx = self.arena.len();
+            self.arena.push(ArenaBatch { batch, rows });
+            self.group.insert(0, (Src { batch: idx, row: 0 }, seq, kind));
+            self.group_runs.insert(0, usize::MAX);
+        }
+        Ok(())
     }
 
     fn value(&self, src: Src, i: usize) -> Result<Option<Datum>> {

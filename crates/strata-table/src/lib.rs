@@ -10,6 +10,7 @@ pub mod scan;
 pub mod schema_manager;
 pub mod snapshot_manager;
 pub mod table;
+pub mod write;
 
 pub use catalog::FileSystemCatalog;
 pub use commit::{CommitMessage, CommitOutcome, Committable, FileStoreCommit, RetryPolicy};

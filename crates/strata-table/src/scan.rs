@@ -64,6 +64,11 @@ pub fn data_file_path(table: &Table, e: &ManifestEntry) -> Result<String> {
     Ok(join(&table.path_factory().bucket_dir(&part, e.bucket), &e.file.file_name))
 }
 
+/// The batch's columns under the table's schema (names, nullability, field ids).
+fn conform(schema: &SchemaRef, b: &RecordBatch) -> Result<RecordBatch> {
+    RecordBatch::try_new(schema.clone(), b.columns().to_vec()).map_err(|e| Error::invalid("scan", e.to_string()))
+}
+
 /// Scans a snapshot into Arrow batches.
 pub fn scan(table: &Table, opts: &ScanOptions) -> Result<ScanResult> {
     let _span = tracing::info_span!("scan", path = table.path()).entered();
@@ -127,10 +132,7 @@ pub fn scan(table: &Table, opts: &ScanOptions) -> Result<ScanResult> {
                         for f in &task.files {
                             for b in open_data_file(table.io().as_ref(), f, value_columns.clone(), false, batch_size)? {
                                 let b = b?;
-                                out.push(
-                                    b.with_schema(out_schema.clone())
-                                        .map_err(|e| Error::invalid("scan", e.to_string()))?,
-                                );
+                                out.push(conform(&out_schema, &b)?);
                             }
                         }
                     } else {
@@ -145,9 +147,7 @@ pub fn scan(table: &Table, opts: &ScanOptions) -> Result<ScanResult> {
                         let cols: Vec<usize> = projection.iter().map(|&i| layout.value_index(i)).collect();
                         for b in merged {
                             let b = b?.project(&cols).map_err(|e| Error::invalid("scan", e.to_string()))?;
-                            out.push(
-                                b.with_schema(out_schema.clone()).map_err(|e| Error::invalid("scan", e.to_string()))?,
-                            );
+                            out.push(conform(&out_schema, &b)?);
                         }
                     }
                     Ok(out)

@@ -1,0 +1,248 @@
+//! Compaction picking as pure functions of the level state (Paimon's `UniversalCompaction` and
+//! `ForceUpLevel0Compaction`). Nothing here does I/O; the writer executes what is picked.
+
+use crate::levels::LevelSortedRun;
+
+/// What to compact: a prefix of the sorted runs, into `output_level`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactUnit {
+    /// Level the output goes to.
+    pub output_level: i32,
+    /// How many of the sorted runs (a prefix) take part.
+    pub run_count: usize,
+}
+
+/// Universal compaction options.
+#[derive(Debug, Clone, Copy)]
+pub struct UniversalCompaction {
+    /// `compaction.max-size-amplification-percent`.
+    pub max_size_amp: u32,
+    /// `compaction.size-ratio`.
+    pub size_ratio: u32,
+    /// `num-sorted-run.compaction-trigger`.
+    pub num_run_compaction_trigger: usize,
+}
+
+impl UniversalCompaction {
+    /// The universal pick: size amplification, then size ratio, then the number of runs.
+    pub fn pick(&self, num_levels: usize, runs: &[LevelSortedRun]) -> Option<CompactUnit> {
+        let max_level = num_levels as i32 - 1;
+        if let Some(u) = self.pick_for_size_amp(max_level, runs) {
+            return Some(u);
+        }
+        if let Some(u) = self.pick_for_size_ratio(max_level, runs) {
+            return Some(u);
+        }
+        if runs.len() > self.num_run_compaction_trigger {
+            let candidates = runs.len() - self.num_run_compaction_trigger + 1;
+            return self.pick_for_size_ratio_from(max_level, runs, candidates, false);
+        }
+        None
+    }
+
+    fn pick_for_size_amp(&self, max_level: i32, runs: &[LevelSortedRun]) -> Option<CompactUnit> {
+        if runs.len() < self.num_run_compaction_trigger || runs.is_empty() {
+            return None;
+        }
+        let candidate: i64 = runs[..runs.len() - 1].iter().map(LevelSortedRun::total_size).sum();
+        let earliest = runs[runs.len() - 1].total_size();
+        if candidate as f64 * 100.0 > f64::from(self.max_size_amp) * earliest as f64 {
+            return Some(CompactUnit { output_level: max_level, run_count: runs.len() });
+        }
+        None
+    }
+
+    fn pick_for_size_ratio(&self, max_level: i32, runs: &[LevelSortedRun]) -> Option<CompactUnit> {
+        if runs.len() < self.num_run_compaction_trigger {
+            return None;
+        }
+        self.pick_for_size_ratio_from(max_level, runs, 1, false)
+    }
+
+    /// Extends the first `candidates` runs while the next run is not much larger than them all.
+    pub fn pick_for_size_ratio_from(
+        &self,
+        max_level: i32,
+        runs: &[LevelSortedRun],
+        mut candidates: usize,
+        force: bool,
+    ) -> Option<CompactUnit> {
+        let mut size: i64 = runs[..candidates.min(runs.len())].iter().map(LevelSortedRun::total_size).sum();
+        for next in runs.iter().skip(candidates) {
+            if size as f64 * (100.0 + f64::from(self.size_ratio)) / 100.0 < next.total_size() as f64 {
+                break;
+            }
+            size += next.total_size();
+            candidates += 1;
+        }
+        if force || candidates > 1 {
+            Some(create_unit(runs, max_level, candidates))
+        } else {
+            None
+        }
+    }
+}
+
+/// The unit of the first `run_count` runs: output just above the next run's level (never level 0), or the
+/// max level when every run takes part.
+pub fn create_unit(runs: &[LevelSortedRun], max_level: i32, mut run_count: usize) -> CompactUnit {
+    run_count = run_count.min(runs.len());
+    let mut output_level = if run_count == runs.len() { max_level } else { (runs[run_count].level - 1).max(0) };
+    if output_level == 0 {
+        // Never output to level 0: take runs until the first run at a deeper level, and output there.
+        while run_count < runs.len() {
+            let next = &runs[run_count];
+            run_count += 1;
+            if next.level != 0 {
+                output_level = next.level;
+                break;
+            }
+        }
+    }
+    if run_count == runs.len() {
+        output_level = max_level;
+    }
+    CompactUnit { output_level, run_count }
+}
+
+/// When `lookup-compact` is gentle, level 0 is forced up only every this many triggers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForceUpMode {
+    /// On every trigger (the default).
+    Radical,
+    /// Every `max_interval` triggers.
+    Gentle {
+        /// `lookup-compact.max-interval`.
+        max_interval: u32,
+    },
+}
+
+/// Paimon's `ForceUpLevel0Compaction`: the universal pick, or else all level-0 runs into a deeper level.
+pub fn pick_force_up_level0(
+    universal: &UniversalCompaction,
+    mode: ForceUpMode,
+    trigger_count: u32,
+    num_levels: usize,
+    runs: &[LevelSortedRun],
+) -> Option<CompactUnit> {
+    if let Some(u) = universal.pick(num_levels, runs) {
+        return Some(u);
+    }
+    if let ForceUpMode::Gentle { max_interval } = mode {
+        if !trigger_count.is_multiple_of(max_interval.max(1)) {
+            return None;
+        }
+    }
+    let level0 = runs.iter().take_while(|r| r.level == 0).count();
+    if level0 == 0 {
+        return None;
+    }
+    universal.pick_for_size_ratio_from(num_levels as i32 - 1, runs, level0, true)
+}
+
+/// A full compaction: every run into the max level.
+pub fn pick_full(num_levels: usize, runs: &[LevelSortedRun]) -> Option<CompactUnit> {
+    if runs.is_empty() {
+        return None;
+    }
+    Some(CompactUnit { output_level: num_levels as i32 - 1, run_count: runs.len() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use strata_spec::{BinaryRow, DataFileMeta, SimpleStats};
+
+    fn run(level: i32, size: i64) -> LevelSortedRun {
+        LevelSortedRun {
+            level,
+            files: vec![DataFileMeta {
+                file_name: format!("f{level}-{size}"),
+                file_size: size,
+                row_count: 1,
+                min_key: BinaryRow::empty(),
+                max_key: BinaryRow::empty(),
+                key_stats: SimpleStats::empty(),
+                value_stats: SimpleStats::empty(),
+                min_sequence_number: 0,
+                max_sequence_number: 0,
+                schema_id: 0,
+                level,
+                extra_files: vec![],
+                creation_time: None,
+                delete_row_count: Some(0),
+                embedded_index: None,
+                file_source: None,
+                value_stats_cols: None,
+                external_path: None,
+                first_row_id: None,
+                write_cols: None,
+                write_cols_sequences: None,
+            }],
+        }
+    }
+
+    fn universal() -> UniversalCompaction {
+        UniversalCompaction { max_size_amp: 200, size_ratio: 1, num_run_compaction_trigger: 5 }
+    }
+
+    /// Runs as the levels produce them: level-0 runs first, then strictly increasing deeper levels.
+    fn runs_strategy() -> impl Strategy<Value = Vec<LevelSortedRun>> {
+        (proptest::collection::vec(1i64..1000, 0..8), proptest::collection::btree_map(1i32..6, 1i64..100_000, 0..5))
+            .prop_map(|(l0, deeper)| {
+                l0.into_iter().map(|s| run(0, s)).chain(deeper.into_iter().map(|(l, s)| run(l, s))).collect()
+            })
+    }
+
+    #[test]
+    fn few_runs_pick_nothing_and_many_runs_compact() {
+        let u = universal();
+        assert_eq!(u.pick(6, &[run(0, 10), run(0, 10), run(5, 1000)]), None);
+        let many: Vec<_> = (0..6).map(|_| run(0, 10)).collect();
+        let unit = u.pick(6, &many).unwrap();
+        assert_eq!(unit, CompactUnit { output_level: 5, run_count: 6 });
+        // Size amplification: the newer runs outweigh the oldest by more than 200%.
+        let amp = vec![run(0, 100), run(0, 100), run(0, 100), run(1, 100), run(5, 100)];
+        assert_eq!(u.pick(6, &amp), Some(CompactUnit { output_level: 5, run_count: 5 }));
+    }
+
+    #[test]
+    fn force_up_moves_level0_above_the_next_level() {
+        let u = universal();
+        let runs = vec![run(0, 10), run(0, 10), run(3, 100_000), run(5, 1_000_000)];
+        let unit = pick_force_up_level0(&u, ForceUpMode::Radical, 1, 6, &runs).unwrap();
+        assert_eq!(unit, CompactUnit { output_level: 2, run_count: 2 });
+        let gentle = ForceUpMode::Gentle { max_interval: 10 };
+        assert_eq!(pick_force_up_level0(&u, gentle, 3, 6, &runs), None);
+        assert!(pick_force_up_level0(&u, gentle, 10, 6, &runs).is_some());
+        assert_eq!(pick_force_up_level0(&u, ForceUpMode::Radical, 1, 6, &[run(4, 5)]), None);
+    }
+
+    proptest! {
+        #[test]
+        fn picks_are_well_formed(runs in runs_strategy(), trigger in 0u32..20) {
+            let u = universal();
+            for unit in [u.pick(6, &runs), pick_force_up_level0(&u, ForceUpMode::Radical, trigger, 6, &runs), pick_full(6, &runs)]
+                .into_iter()
+                .flatten()
+            {
+                // A non-empty prefix, into a level >= 1 and >= every input level, and above every run left out.
+                prop_assert!(unit.run_count >= 1 && unit.run_count <= runs.len());
+                prop_assert!(unit.output_level >= 1 && unit.output_level <= 5);
+                for r in &runs[..unit.run_count] {
+                    prop_assert!(r.level <= unit.output_level);
+                }
+                for r in &runs[unit.run_count..] {
+                    prop_assert!(r.level > unit.output_level);
+                }
+            }
+            // Level 0 always leaves level 0 under force-up when nothing else is picked.
+            let level0 = runs.iter().filter(|r| r.level == 0).count();
+            if level0 > 0 {
+                let unit = pick_force_up_level0(&u, ForceUpMode::Radical, trigger, 6, &runs).unwrap();
+                prop_assert!(unit.run_count >= level0);
+            }
+        }
+    }
+}

@@ -1,0 +1,634 @@
+//! The merge-tree writer of one (partition, bucket) (Paimon's `MergeTreeWriter` with
+//! `MergeTreeCompactManager`, `ForceUpLevel0Compaction` and the `LookupMergeTreeCompactRewriter`).
+//!
+//! Rows are buffered with fresh sequence numbers, sorted, merged and flushed to level-0 files. Compactions are
+//! picked by the pure functions of [`crate::compaction`] and executed here. In deletion-vector mode level 0
+//! is forced up after every flush; keys found only in level 0 are looked up in the deeper levels and their
+//! older copies marked in those files' deletion vectors, and retractions never reach levels >= 1.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Int64Array, Int8Array, RecordBatch};
+use arrow_row::{RowConverter, SortField};
+use parking_lot_free::Shared;
+use strata_dv::BucketedDvMaintainer;
+use strata_format::arrow_types::to_arrow;
+use strata_format::bucket_read::{run_reader, DataFileRef};
+use strata_format::merge::{LookupHook, LookupResult, MergeIterator, Run};
+use strata_format::merge_function::MergeConfig;
+use strata_format::{FileFormat, KeyValueLayout, KvFileWriter, WriterConfig};
+use strata_io::{join, FileIO};
+use strata_spec::options::{LookupCompactMode, MergeEngine};
+use strata_spec::{DataFileMeta, DataType, Error, FileSource, IndexFileMeta, Result, TableSchema};
+
+use crate::compaction::{pick_force_up_level0, pick_full, CompactUnit, ForceUpMode, UniversalCompaction};
+use crate::levels::Levels;
+use crate::lookup::LookupLevels;
+
+/// A tiny `Arc<Mutex<T>>` on std, so the lookup hook and the writer share the bucket's lookup state.
+mod parking_lot_free {
+    use std::sync::{Arc, Mutex, MutexGuard};
+
+    use strata_spec::{Error, Result};
+
+    pub struct Shared<T>(Arc<Mutex<T>>);
+
+    impl<T> Clone for Shared<T> {
+        fn clone(&self) -> Self {
+            Shared(self.0.clone())
+        }
+    }
+
+    impl<T> Shared<T> {
+        pub fn new(v: T) -> Self {
+            Shared(Arc::new(Mutex::new(v)))
+        }
+
+        pub fn lock(&self) -> Result<MutexGuard<'_, T>> {
+            self.0.lock().map_err(|_| Error::invalid("bucket writer", "a previous operation panicked"))
+        }
+    }
+}
+
+/// How a bucket writer behaves (from the table options).
+#[derive(Debug, Clone)]
+pub struct WriterOptions {
+    /// `num-levels`.
+    pub num_levels: usize,
+    /// Universal compaction parameters.
+    pub universal: UniversalCompaction,
+    /// `deletion-vectors.enabled`.
+    pub deletion_vectors: bool,
+    /// Force level 0 up after writes (deletion vectors, `changelog-producer = lookup`, first-row).
+    pub force_up_level0: bool,
+    /// `lookup-compact`.
+    pub force_up_mode: ForceUpMode,
+    /// `write-buffer-size` in bytes.
+    pub write_buffer_size: u64,
+    /// `target-file-size`.
+    pub target_file_size: u64,
+    /// `file.format`.
+    pub format: FileFormat,
+    /// `file.compression`.
+    pub compression: String,
+    /// `compaction.delete-ratio-threshold`.
+    pub delete_ratio_threshold: f64,
+    /// The schema id written into file metadata.
+    pub schema_id: i64,
+    /// The merge engine configuration.
+    pub merge: MergeConfig,
+    /// Rows per batch in merges.
+    pub batch_size: usize,
+}
+
+impl WriterOptions {
+    /// Options of `schema`.
+    pub fn from_schema(schema: &TableSchema) -> Result<Self> {
+        let o = schema.core_options();
+        let dv = o.deletion_vectors_enabled()?;
+        let engine = o.merge_engine()?;
+        let lookup = dv
+            || o.changelog_producer()? == strata_spec::options::ChangelogProducer::Lookup
+            || engine == MergeEngine::FirstRow;
+        let trigger = o.num_sorted_run_compaction_trigger()?;
+        let mode = match o.lookup_compact()? {
+            LookupCompactMode::Radical => ForceUpMode::Radical,
+            LookupCompactMode::Gentle => {
+                let interval = match o.get(strata_spec::options::LOOKUP_COMPACT_MAX_INTERVAL) {
+                    Some(v) => v.trim().parse::<u32>().map_err(|_| {
+                        Error::invalid("option 'lookup-compact.max-interval'", format!("cannot parse '{v}'"))
+                    })?,
+                    None => trigger * 2,
+                };
+                ForceUpMode::Gentle { max_interval: interval.max(trigger) }
+            }
+        };
+        Ok(WriterOptions {
+            num_levels: o.num_levels()? as usize,
+            universal: UniversalCompaction {
+                max_size_amp: o.max_size_amplification_percent()?,
+                size_ratio: o.size_ratio()?,
+                num_run_compaction_trigger: trigger as usize,
+            },
+            deletion_vectors: dv,
+            force_up_level0: lookup,
+            force_up_mode: mode,
+            write_buffer_size: o.write_buffer_size()?,
+            target_file_size: o.target_file_size()?,
+            format: FileFormat::from_option(&o.file_format())?,
+            compression: o.file_compression(),
+            delete_ratio_threshold: o.delete_ratio_threshold()?,
+            schema_id: schema.id,
+            merge: MergeConfig::from_schema(schema)?,
+            batch_size: strata_format::reader::DEFAULT_BATCH_SIZE,
+        })
+    }
+}
+
+/// What one bucket contributes to a commit.
+#[derive(Debug, Clone, Default)]
+pub struct CommitIncrement {
+    /// New level-0 files still live.
+    pub new_files: Vec<DataFileMeta>,
+    /// Committed files compacted away.
+    pub compact_before: Vec<DataFileMeta>,
+    /// Files compactions produced that are live.
+    pub compact_after: Vec<DataFileMeta>,
+    /// The bucket's new deletion-vector index file.
+    pub new_index_files: Vec<IndexFileMeta>,
+}
+
+impl CommitIncrement {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.new_files.is_empty()
+            && self.compact_before.is_empty()
+            && self.compact_after.is_empty()
+            && self.new_index_files.is_empty()
+    }
+}
+
+/// The state the lookup hook shares with the writer.
+struct LookupState {
+    lookup: LookupLevels,
+    dv: Option<BucketedDvMaintainer>,
+}
+
+struct Hook {
+    state: Shared<LookupState>,
+    levels: Levels,
+    start_level: i32,
+}
+
+impl LookupHook for Hook {
+    fn lookup(&mut self, key: &[u8]) -> Result<Option<LookupResult>> {
+        let mut st = self.state.lock()?;
+        let st = &mut *st;
+        let Some(hit) = st.lookup.lookup(&self.levels, self.start_level, key, st.dv.as_ref())? else {
+            return Ok(None);
+        };
+        if let Some(dv) = st.dv.as_mut() {
+            dv.notify_new_deletion(&hit.file_name, hit.position)?;
+        }
+        Ok(Some(LookupResult { record: hit.record }))
+    }
+}
+
+/// Writes one (partition, bucket).
+pub struct MergeTreeWriter {
+    io: Arc<dyn FileIO>,
+    layout: Arc<KeyValueLayout>,
+    opts: WriterOptions,
+    bucket_dir: String,
+    index_dir: String,
+    file_prefix: String,
+    file_counter: Arc<std::sync::atomic::AtomicU64>,
+    levels: Levels,
+    state: Shared<LookupState>,
+    buffer: Vec<RecordBatch>,
+    buffer_bytes: u64,
+    next_seq: i64,
+    trigger_count: u32,
+    increment: CommitIncrement,
+    bucket: i32,
+    /// Files written in this commit cycle (not yet committed): compacting them away deletes them.
+    uncommitted: Vec<String>,
+}
+
+impl MergeTreeWriter {
+    /// A writer over the bucket's committed `files` and deletion vectors `dv` (in deletion-vector mode).
+    pub fn new(
+        io: Arc<dyn FileIO>,
+        schema: &TableSchema,
+        bucket: i32,
+        bucket_dir: String,
+        index_dir: String,
+        files: Vec<DataFileMeta>,
+        dv: Option<BucketedDvMaintainer>,
+    ) -> Result<Self> {
+        let opts = WriterOptions::from_schema(schema)?;
+        let layout = Arc::new(KeyValueLayout::new(schema)?);
+        let key_types: Vec<DataType> = layout.key_fields.iter().map(|f| f.data_type).collect();
+        let levels = Levels::new(key_types, files, opts.num_levels)?;
+        let need_values = opts.merge.engine != MergeEngine::Deduplicate || !opts.merge.sequence_fields.is_empty();
+        let lookup = LookupLevels::new(io.clone(), layout.clone(), bucket_dir.clone(), need_values)?;
+        let dv =
+            if opts.deletion_vectors { Some(dv.unwrap_or_else(|| BucketedDvMaintainer::new(false))) } else { None };
+        Ok(MergeTreeWriter {
+            next_seq: levels.max_sequence_number() + 1,
+            io,
+            layout,
+            opts,
+            bucket_dir,
+            index_dir,
+            file_prefix: format!("data-{}-", uuid::Uuid::new_v4()),
+            file_counter: Arc::new(std::sync::atomic::AtomicU64::new(0)),
+            levels,
+            state: Shared::new(LookupState { lookup, dv }),
+            buffer: Vec::new(),
+            buffer_bytes: 0,
+            trigger_count: 0,
+            increment: CommitIncrement::default(),
+            bucket,
+            uncommitted: Vec::new(),
+        })
+    }
+
+    /// The bucket number (from the bucket directory name).
+    pub fn bucket(&self) -> i32 {
+        self.bucket
+    }
+
+    /// The writer's current levels.
+    pub fn levels(&self) -> &Levels {
+        &self.levels
+    }
+
+    /// The next sequence number to assign.
+    pub fn next_sequence_number(&self) -> i64 {
+        self.next_seq
+    }
+
+    /// The layout of the bucket's files.
+    pub fn layout(&self) -> &Arc<KeyValueLayout> {
+        &self.layout
+    }
+
+    /// Buffers rows: `values` holds every column of the table, `kinds` each row's kind byte.
+    pub fn write(&mut self, values: &RecordBatch, kinds: &[i8]) -> Result<()> {
+        let n = values.num_rows();
+        if n == 0 {
+            return Ok(());
+        }
+        if kinds.len() != n {
+            return Err(Error::invalid("write", format!("{} row kinds for {n} rows", kinds.len())));
+        }
+        let mut cols: Vec<ArrayRef> = self.layout.key_in_value.iter().map(|&i| values.column(i).clone()).collect();
+        cols.push(Arc::new(Int64Array::from_iter_values(self.next_seq..self.next_seq + n as i64)));
+        cols.push(Arc::new(Int8Array::from(kinds.to_vec())));
+        cols.extend(values.columns().iter().cloned());
+        let batch = RecordBatch::try_new(self.layout.file_schema.clone(), cols)
+            .map_err(|e| Error::invalid("write", format!("rows do not match the table: {e}")))?;
+        self.next_seq += n as i64;
+        self.buffer_bytes += batch.get_array_memory_size() as u64;
+        self.buffer.push(batch);
+        if self.buffer_bytes >= self.opts.write_buffer_size {
+            self.flush()?;
+            self.compact(false)?;
+        }
+        Ok(())
+    }
+
+    fn file_writer(&self, level: i32, source: FileSource) -> KvFileWriter {
+        let prefix = self.file_prefix.clone();
+        let ext = self.opts.format.extension();
+        let counter = self.file_counter.clone();
+        KvFileWriter::new(
+            self.io.clone(),
+            self.bucket_dir.clone(),
+            Box::new(move || format!("{prefix}{}.{ext}", counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed))),
+            self.layout.clone(),
+            WriterConfig {
+                format: self.opts.format,
+                compression: self.opts.compression.clone(),
+                target_file_size: self.opts.target_file_size,
+                schema_id: self.opts.schema_id,
+                level,
+                file_source: source,
+            },
+        )
+    }
+
+    /// Sorts, merges and writes the buffer as level-0 files.
+    pub fn flush(&mut self) -> Result<()> {
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
+        let _span = tracing::debug_span!("flush", dir = self.bucket_dir, rows = self.buffer_rows()).entered();
+        let batch = arrow_select::concat::concat_batches(&self.layout.file_schema, &self.buffer)
+            .map_err(|e| Error::invalid("flush", e.to_string()))?;
+        self.buffer.clear();
+        self.buffer_bytes = 0;
+        let sorted = self.sort_by_key(&batch)?;
+        let run: Run = Box::new(std::iter::once(Ok(sorted)));
+        let merged =
+            MergeIterator::new(self.layout.clone(), vec![run], self.opts.merge.clone(), false, self.opts.batch_size)?;
+        let mut w = self.file_writer(0, FileSource::Append);
+        for b in merged {
+            w.write(&b?)?;
+        }
+        let files = w.close()?;
+        for f in &files {
+            self.uncommitted.push(f.file_name.clone());
+        }
+        self.levels.update(&[], files.clone())?;
+        self.increment.new_files.extend(files);
+        Ok(())
+    }
+
+    fn buffer_rows(&self) -> usize {
+        self.buffer.iter().map(RecordBatch::num_rows).sum()
+    }
+
+    /// Sorts a file-layout batch by key, then sequence number.
+    fn sort_by_key(&self, batch: &RecordBatch) -> Result<RecordBatch> {
+        let k = self.layout.key_arity();
+        let mut fields: Vec<SortField> =
+            self.layout.key_fields.iter().map(|f| SortField::new(to_arrow(&f.data_type))).collect();
+        fields.push(SortField::new(arrow_schema::DataType::Int64));
+        let converter = RowConverter::new(fields).map_err(|e| Error::invalid("sort", e.to_string()))?;
+        let mut cols: Vec<ArrayRef> = batch.columns()[..k].to_vec();
+        cols.push(batch.column(self.layout.seq_index()).clone());
+        let rows = converter.convert_columns(&cols).map_err(|e| Error::invalid("sort", e.to_string()))?;
+        let mut idx: Vec<u32> = (0..batch.num_rows() as u32).collect();
+        idx.sort_unstable_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
+        let indices = arrow_array::UInt32Array::from(idx);
+        let cols = batch
+            .columns()
+            .iter()
+            .map(|c| arrow_select::take::take(c.as_ref(), &indices, None))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| Error::invalid("sort", e.to_string()))?;
+        RecordBatch::try_new(batch.schema(), cols).map_err(|e| Error::invalid("sort", e.to_string()))
+    }
+
+    /// Runs compactions until nothing more is picked (in force-up mode: until level 0 is empty). With `full`,
+    /// compacts every run into the max level once (and so leaves no deletion vectors).
+    pub fn compact(&mut self, full: bool) -> Result<()> {
+        if full {
+            let runs = self.levels.sorted_runs();
+            let unit = pick_full(self.levels.num_levels(), &runs);
+            if let Some(unit) = unit {
+                let only_max = runs.len() == 1 && runs[0].level == self.levels.max_level();
+                if only_max {
+                    // Only the max level is left: rewrite just its files that carry deletion vectors.
+                    self.rewrite_files_with_deletions(0.0)?;
+                } else {
+                    self.run_unit(unit, true)?;
+                }
+            }
+            return Ok(());
+        }
+        // Bounded: every unit strictly reduces the number of runs or moves data deeper.
+        for _ in 0..64 {
+            let runs = self.levels.sorted_runs();
+            self.trigger_count += 1;
+            let unit = if self.opts.force_up_level0 {
+                pick_force_up_level0(
+                    &self.opts.universal,
+                    self.opts.force_up_mode,
+                    self.trigger_count,
+                    self.levels.num_levels(),
+                    &runs,
+                )
+            } else {
+                self.opts.universal.pick(self.levels.num_levels(), &runs)
+            };
+            let Some(unit) = unit else { break };
+            self.run_unit(unit, false)?;
+        }
+        Ok(())
+    }
+
+    /// Executes one compaction unit.
+    fn run_unit(&mut self, unit: CompactUnit, full: bool) -> Result<()> {
+        let runs = self.levels.sorted_runs();
+        let inputs: Vec<_> = runs[..unit.run_count.min(runs.len())].to_vec();
+        let files: Vec<DataFileMeta> = inputs.iter().flat_map(|r| r.files.clone()).collect();
+        if files.is_empty() {
+            return Ok(());
+        }
+        let _span =
+            tracing::debug_span!("compact", dir = self.bucket_dir, files = files.len(), output = unit.output_level)
+                .entered();
+        let output = unit.output_level;
+        let dv_mode = self.opts.deletion_vectors;
+        let highest_untouched = runs[unit.run_count.min(runs.len())..].iter().map(|r| r.level).max();
+        let drop_delete = output != 0 && (dv_mode || highest_untouched.is_none() || full);
+
+        // Upgrade without rewrite: one file moving to a deeper level, nothing to drop.
+        if files.len() == 1 && !full {
+            let f = &files[0];
+            if f.level == output {
+                return Ok(());
+            }
+            let has_deletes = f.delete_row_count.is_none_or(|d| d > 0);
+            let plain_engine =
+                self.opts.merge.engine == MergeEngine::Deduplicate && self.opts.merge.sequence_fields.is_empty();
+            let has_dv = self.state.lock()?.dv.as_ref().and_then(|d| d.deletion_vector_of(&f.file_name)).is_some();
+            if !(drop_delete && has_deletes) && plain_engine && !has_dv {
+                if dv_mode && f.level == 0 {
+                    // Its keys still supersede older copies below: mark those.
+                    self.mark_older_copies(f, output)?;
+                }
+                let mut moved = f.clone();
+                moved.level = output;
+                self.apply(vec![f.clone()], vec![moved], true)?;
+                return Ok(());
+            }
+        }
+
+        let dvs = self.state.lock()?;
+        let refs: Vec<Vec<DataFileRef>> = inputs
+            .iter()
+            .map(|r| {
+                r.files
+                    .iter()
+                    .map(|f| DataFileRef {
+                        path: join(&self.bucket_dir, &f.file_name),
+                        meta: f.clone(),
+                        dv: dvs
+                            .dv
+                            .as_ref()
+                            .and_then(|d| d.deletion_vector_of(&f.file_name))
+                            .map(|d| Arc::from(d.boxed_clone())),
+                    })
+                    .collect()
+            })
+            .collect();
+        drop(dvs);
+        let run_levels: Vec<i32> = inputs.iter().map(|r| r.level).collect();
+        let readers: Vec<Run> = refs
+            .into_iter()
+            .map(|files| run_reader(self.io.clone(), &self.layout, files, self.opts.batch_size))
+            .collect();
+        let mut merged = MergeIterator::new(
+            self.layout.clone(),
+            readers,
+            self.opts.merge.clone(),
+            drop_delete,
+            self.opts.batch_size,
+        )?;
+        let has_level0 = run_levels.contains(&0);
+        if dv_mode && has_level0 && output < self.levels.max_level() {
+            merged = merged.with_lookup(
+                run_levels,
+                Box::new(Hook { state: self.state.clone(), levels: self.levels.clone(), start_level: output + 1 }),
+            );
+        }
+        let mut w = self.file_writer(output, FileSource::Compact);
+        for b in merged {
+            w.write(&b?)?;
+        }
+        let after = w.close()?;
+        for f in &after {
+            self.uncommitted.push(f.file_name.clone());
+        }
+        self.apply(files, after, false)
+    }
+
+    /// Runs `file`'s keys through the lookup so their older copies below `output` are marked deleted.
+    fn mark_older_copies(&mut self, file: &DataFileMeta, output: i32) -> Result<()> {
+        if output >= self.levels.max_level() {
+            return Ok(());
+        }
+        let r = DataFileRef { path: join(&self.bucket_dir, &file.file_name), meta: file.clone(), dv: None };
+        let columns = strata_format::bucket_read::file_columns(&self.layout);
+        let k = self.layout.key_arity();
+        let fields: Vec<SortField> =
+            self.layout.key_fields.iter().map(|f| SortField::new(to_arrow(&f.data_type))).collect();
+        let converter = RowConverter::new(fields).map_err(|e| Error::invalid("key columns", e.to_string()))?;
+        let mut hook = Hook { state: self.state.clone(), levels: self.levels.clone(), start_level: output + 1 };
+        for b in strata_format::bucket_read::open_data_file(self.io.as_ref(), &r, columns, false, self.opts.batch_size)?
+        {
+            let b = b?;
+            let rows = converter.convert_columns(&b.columns()[..k]).map_err(|e| Error::corrupt(e.to_string()))?;
+            for i in 0..rows.num_rows() {
+                hook.lookup(rows.row(i).as_ref())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Records a compaction: levels, deletion vectors, lookup caches, the commit increment, and removal of
+    /// files that never got committed.
+    fn apply(&mut self, before: Vec<DataFileMeta>, after: Vec<DataFileMeta>, upgrade: bool) -> Result<()> {
+        self.levels.update(&before, after.clone())?;
+        let mut st = self.state.lock()?;
+        for f in &before {
+            st.lookup.drop_file(&f.file_name);
+            if !upgrade {
+                if let Some(dv) = st.dv.as_mut() {
+                    dv.remove_deletion_vector_of(&f.file_name);
+                }
+            }
+        }
+        drop(st);
+        for f in before {
+            let uncommitted = self.uncommitted.contains(&f.file_name);
+            let kept = after.iter().any(|a| a.file_name == f.file_name);
+            if uncommitted {
+                // Never committed: it disappears from this commit, and from disk unless it was only moved.
+                self.increment.new_files.retain(|x| x.file_name != f.file_name);
+                self.increment.compact_after.retain(|x| x.file_name != f.file_name);
+                if !kept {
+                    self.uncommitted.retain(|x| x != &f.file_name);
+                    self.io.delete(&join(&self.bucket_dir, &f.file_name))?;
+                }
+            } else {
+                self.increment.compact_before.push(f);
+            }
+        }
+        for a in after {
+            if self.increment.new_files.iter().any(|x| x.file_name == a.file_name)
+                || self.increment.compact_after.iter().any(|x| x.file_name == a.file_name)
+            {
+                continue;
+            }
+            self.increment.compact_after.push(a);
+        }
+        Ok(())
+    }
+
+    /// Rewrites files whose deleted ratio (deletion-vector cardinality / rows) is at least `threshold`
+    /// (all files with a vector when 0), each into a new file at its level without the deleted rows.
+    pub fn rewrite_files_with_deletions(&mut self, threshold: f64) -> Result<()> {
+        let candidates: Vec<DataFileMeta> = {
+            let st = self.state.lock()?;
+            let Some(dv) = st.dv.as_ref() else { return Ok(()) };
+            self.levels
+                .all_files()
+                .into_iter()
+                .filter(|f| f.level > 0)
+                .filter(|f| {
+                    dv.deletion_vector_of(&f.file_name).is_some_and(|d| {
+                        !d.is_empty() && d.cardinality() as f64 >= threshold * f.row_count.max(1) as f64
+                    })
+                })
+                .collect()
+        };
+        for f in candidates {
+            let dv = self
+                .state
+                .lock()?
+                .dv
+                .as_ref()
+                .and_then(|d| d.deletion_vector_of(&f.file_name))
+                .map(|d| d.boxed_clone());
+            let r = DataFileRef { path: join(&self.bucket_dir, &f.file_name), meta: f.clone(), dv: dv.map(Arc::from) };
+            let reader = run_reader(self.io.clone(), &self.layout, vec![r], self.opts.batch_size);
+            let mut w = self.file_writer(f.level, FileSource::Compact);
+            for b in reader {
+                w.write(&b?)?;
+            }
+            let after = w.close()?;
+            for a in &after {
+                self.uncommitted.push(a.file_name.clone());
+            }
+            self.apply(vec![f], after, false)?;
+        }
+        Ok(())
+    }
+
+    /// Flushes and compacts (in force-up mode until level 0 is empty, Paimon's `lookup-wait`), writes the
+    /// bucket's deletion-vector index file if it changed, and hands over what this bucket contributes to
+    /// the commit. The writer then starts a new commit cycle.
+    pub fn prepare_commit(&mut self, new_index_file_name: impl FnOnce() -> String) -> Result<CommitIncrement> {
+        self.flush()?;
+        self.compact(false)?;
+        if self.opts.force_up_level0
+            && !self.levels.level0().is_empty()
+            && self.opts.force_up_mode == ForceUpMode::Radical
+        {
+            return Err(Error::invalid("compaction", "level 0 is not empty after a forced compaction"));
+        }
+        self.finish_cycle(new_index_file_name)
+    }
+
+    /// Like [`prepare_commit`](Self::prepare_commit) after a full compaction (or a delete-ratio rewrite).
+    pub fn prepare_commit_after(
+        &mut self,
+        full: bool,
+        delete_ratio: Option<f64>,
+        new_index_file_name: impl FnOnce() -> String,
+    ) -> Result<CommitIncrement> {
+        self.flush()?;
+        self.compact(false)?;
+        if full {
+            self.compact(true)?;
+        }
+        if let Some(t) = delete_ratio {
+            self.rewrite_files_with_deletions(t)?;
+        }
+        self.finish_cycle(new_index_file_name)
+    }
+
+    fn finish_cycle(&mut self, new_index_file_name: impl FnOnce() -> String) -> Result<CommitIncrement> {
+        let mut inc = std::mem::take(&mut self.increment);
+        let mut st = self.state.lock()?;
+        if let Some(dv) = st.dv.as_mut() {
+            if let Some(change) = dv.write_index_file(self.io.as_ref(), &self.index_dir, &new_index_file_name())? {
+                inc.new_index_files.push(change.new_file);
+            }
+        }
+        drop(st);
+        self.uncommitted.clear();
+        Ok(inc)
+    }
+
+    /// The bucket's deletion vectors (deletion-vector mode).
+    pub fn with_deletion_vectors<T>(&self, f: impl FnOnce(Option<&BucketedDvMaintainer>) -> T) -> Result<T> {
+        let st = self.state.lock()?;
+        Ok(f(st.dv.as_ref()))
+    }
+}

@@ -1,0 +1,279 @@
+//! Writing to a table: rows routed to (partition, bucket) writers with Paimon's bucket function, each a
+//! merge-tree writer; `prepare_commit` turns their increments into commit messages, buckets in parallel.
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
+use std::collections::BTreeMap;
+use strata_format::arrow_types::{datum_at, normalize};
+use strata_format::RowKind;
+use strata_lsm::MergeTreeWriter;
+use strata_spec::bucket::bucket_of;
+use strata_spec::{BinaryRow, DataType, Error, ManifestEntry, Result, Snapshot};
+
+use crate::commit::CommitMessage;
+use crate::paths::partition_path;
+use crate::table::Table;
+
+/// The base snapshot's live files by (serialized partition, bucket).
+type LiveByBucket = BTreeMap<(Vec<u8>, i32), Vec<ManifestEntry>>;
+
+/// Writes rows into a table, for one commit at a time.
+pub struct TableWrite {
+    table: Table,
+    base: Option<Snapshot>,
+    live: Option<LiveByBucket>,
+    writers: BTreeMap<(Vec<u8>, i32), (BinaryRow, MergeTreeWriter)>,
+    num_buckets: i32,
+    partition_idx: Vec<usize>,
+    partition_types: Vec<DataType>,
+    bucket_idx: Vec<usize>,
+    bucket_types: Vec<DataType>,
+    rowkind_idx: Option<usize>,
+    value_types: Vec<DataType>,
+}
+
+impl TableWrite {
+    /// A writer on the table's latest snapshot.
+    pub fn new(table: &Table) -> Result<Self> {
+        let schema = table.schema();
+        let options = schema.core_options();
+        let num_buckets = options.bucket()?;
+        if num_buckets <= 0 {
+            return Err(Error::unsupported(format!(
+                "writing bucket mode {num_buckets} (dynamic or postpone buckets); Strata writes fixed-bucket tables (bucket > 0)"
+            )));
+        }
+        if schema.primary_keys.is_empty() {
+            return Err(Error::unsupported("writing tables without a primary key"));
+        }
+        let idx = |names: &[String]| -> Result<Vec<usize>> {
+            names
+                .iter()
+                .map(|n| {
+                    schema
+                        .fields
+                        .iter()
+                        .position(|f| &f.name == n)
+                        .ok_or_else(|| Error::invalid("column", format!("'{n}'")))
+                })
+                .collect()
+        };
+        let partition_idx = idx(&schema.partition_keys)?;
+        let bucket_idx = idx(&schema.bucket_keys())?;
+        let rowkind_idx = match options.rowkind_field() {
+            None => None,
+            Some(f) => Some(idx(std::slice::from_ref(&f))?[0]),
+        };
+        let value_types: Vec<DataType> = schema.fields.iter().map(|f| f.data_type).collect();
+        Ok(TableWrite {
+            base: table.snapshot(None)?,
+            table: table.clone(),
+            live: None,
+            writers: BTreeMap::new(),
+            num_buckets,
+            partition_types: partition_idx.iter().map(|&i| value_types[i]).collect(),
+            bucket_types: bucket_idx.iter().map(|&i| value_types[i]).collect(),
+            partition_idx,
+            bucket_idx,
+            rowkind_idx,
+            value_types,
+        })
+    }
+
+    /// The table.
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
+    fn live(&mut self) -> Result<&LiveByBucket> {
+        if self.live.is_none() {
+            let mut m = LiveByBucket::new();
+            if let Some(s) = &self.base {
+                for e in self.table.live_files(s)? {
+                    m.entry((e.partition.serialize(), e.bucket)).or_default().push(e);
+                }
+            }
+            self.live = Some(m);
+        }
+        self.live.as_ref().ok_or_else(|| Error::invalid("write", "live files not loaded"))
+    }
+
+    fn writer(&mut self, partition: &BinaryRow, bucket: i32) -> Result<&mut MergeTreeWriter> {
+        let key = (partition.serialize(), bucket);
+        if !self.writers.contains_key(&key) {
+            let files: Vec<_> =
+                self.live()?.get(&key).map(|v| v.iter().map(|e| e.file.clone()).collect()).unwrap_or_default();
+            let schema = self.table.schema();
+            let fields = schema.partition_fields()?;
+            let part_path = partition_path(partition, &fields, schema.core_options().partition_default_name())?;
+            let dv = if schema.core_options().deletion_vectors_enabled()? {
+                Some(self.table.dv_maintainer(self.base.as_ref(), partition, bucket)?)
+            } else {
+                None
+            };
+            let w = MergeTreeWriter::new(
+                self.table.io().clone(),
+                schema,
+                bucket,
+                self.table.path_factory().bucket_dir(&part_path, bucket),
+                self.table.path_factory().index_dir(),
+                files,
+                dv,
+            )?;
+            self.writers.insert(key.clone(), (partition.clone(), w));
+        }
+        self.writers.get_mut(&key).map(|(_, w)| w).ok_or_else(|| Error::invalid("write", "writer vanished"))
+    }
+
+    /// Casts `batch`'s columns (matched by name) to the table's types.
+    fn conform(&self, batch: &RecordBatch) -> Result<RecordBatch> {
+        let schema = self.table.schema();
+        let mut cols: Vec<ArrayRef> = Vec::with_capacity(schema.fields.len());
+        for (f, t) in schema.fields.iter().zip(&self.value_types) {
+            let col = match batch.column_by_name(&f.name) {
+                Some(c) => normalize(c, t)?,
+                None if t.nullable => {
+                    arrow_array::new_null_array(&strata_format::arrow_types::to_arrow(t), batch.num_rows())
+                }
+                None => return Err(Error::invalid("rows", format!("column '{}' (NOT NULL) is missing", f.name))),
+            };
+            if !t.nullable && col.null_count() > 0 {
+                return Err(Error::invalid(
+                    "rows",
+                    format!("column '{}' is NOT NULL but has {} nulls", f.name, col.null_count()),
+                ));
+            }
+            cols.push(col);
+        }
+        let layout_schema = strata_format::KeyValueLayout::new(schema)?.value_schema;
+        RecordBatch::try_new(layout_schema, cols).map_err(|e| Error::invalid("rows", e.to_string()))
+    }
+
+    /// Writes rows (every column of the table by name; nullable columns may be missing). Row kinds come from
+    /// `rowkind.field` when the table sets it, else every row is an insert.
+    pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+        let kinds = match self.rowkind_idx {
+            None => vec![RowKind::Insert.to_byte(); batch.num_rows()],
+            Some(i) => {
+                let name = &self.table.schema().fields[i].name;
+                let col = batch
+                    .column_by_name(name)
+                    .ok_or_else(|| Error::invalid("rows", format!("rowkind.field column '{name}' is missing")))?;
+                let col = arrow_cast::cast(col, &arrow_schema::DataType::Utf8)
+                    .map_err(|e| Error::invalid("rows", e.to_string()))?;
+                let s = col.as_string::<i32>();
+                (0..s.len())
+                    .map(|r| {
+                        if s.is_null(r) {
+                            Err(Error::invalid("rows", format!("rowkind.field '{name}' is null in row {r}")))
+                        } else {
+                            RowKind::from_short_string(s.value(r)).map(RowKind::to_byte)
+                        }
+                    })
+                    .collect::<Result<Vec<_>>>()?
+            }
+        };
+        self.write_with_kinds(batch, &kinds)
+    }
+
+    /// Writes rows with explicit row kinds (`RowKind` bytes).
+    pub fn write_with_kinds(&mut self, batch: &RecordBatch, kinds: &[i8]) -> Result<()> {
+        if kinds.len() != batch.num_rows() {
+            return Err(Error::invalid("rows", format!("{} kinds for {} rows", kinds.len(), batch.num_rows())));
+        }
+        let batch = self.conform(batch)?;
+        let mut groups: BTreeMap<(Vec<u8>, i32), (BinaryRow, Vec<u32>)> = BTreeMap::new();
+        for r in 0..batch.num_rows() {
+            let part = self
+                .partition_idx
+                .iter()
+                .map(|&i| datum_at(batch.column(i).as_ref(), r))
+                .collect::<Result<Vec<_>>>()?;
+            let partition = BinaryRow::from_datums(&part, &self.partition_types)?;
+            let key =
+                self.bucket_idx.iter().map(|&i| datum_at(batch.column(i).as_ref(), r)).collect::<Result<Vec<_>>>()?;
+            let bucket = bucket_of(&key, &self.bucket_types, self.num_buckets)?;
+            groups.entry((partition.serialize(), bucket)).or_insert_with(|| (partition, Vec::new())).1.push(r as u32);
+        }
+        for ((_, bucket), (partition, rows)) in groups {
+            let idx = UInt32Array::from(rows.clone());
+            let cols = batch
+                .columns()
+                .iter()
+                .map(|c| arrow_select::take::take(c.as_ref(), &idx, None))
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| Error::invalid("rows", e.to_string()))?;
+            let part = RecordBatch::try_new(batch.schema(), cols).map_err(|e| Error::invalid("rows", e.to_string()))?;
+            let k: Vec<i8> = rows.iter().map(|&r| kinds[r as usize]).collect();
+            self.writer(&partition, bucket)?.write(&part, &k)?;
+        }
+        Ok(())
+    }
+
+    /// Opens a writer for every bucket that has files, so a compaction reaches all of them.
+    pub fn open_all_buckets(&mut self) -> Result<()> {
+        let keys: Vec<(BinaryRow, i32)> =
+            self.live()?.values().filter_map(|v| v.first()).map(|e| (e.partition.clone(), e.bucket)).collect();
+        for (p, b) in keys {
+            self.writer(&p, b)?;
+        }
+        Ok(())
+    }
+
+    /// Flushes, compacts and collects every bucket's changes (buckets in parallel). `full` adds a full
+    /// compaction; `delete_ratio` rewrites files at least that deleted.
+    pub fn prepare_commit_with(&mut self, full: bool, delete_ratio: Option<f64>) -> Result<Vec<CommitMessage>> {
+        let _span = tracing::info_span!("prepare_commit", buckets = self.writers.len()).entered();
+        let paths = self.table.path_factory().clone();
+        let num_buckets = self.num_buckets;
+        let mut writers: Vec<&mut (BinaryRow, MergeTreeWriter)> = self.writers.values_mut().collect();
+        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).max(1);
+        let chunk = writers.len().div_ceil(threads).max(1);
+        let results: Vec<Result<Vec<CommitMessage>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = writers
+                .chunks_mut(chunk)
+                .map(|group| {
+                    let paths = paths.clone();
+                    s.spawn(move || {
+                        let mut out = Vec::new();
+                        for entry in group.iter_mut() {
+                            let (partition, w) = &mut **entry;
+                            let inc = if full || delete_ratio.is_some() {
+                                w.prepare_commit_after(full, delete_ratio, || paths.new_index_file_name())?
+                            } else {
+                                w.prepare_commit(|| paths.new_index_file_name())?
+                            };
+                            if !inc.is_empty() {
+                                out.push(CommitMessage {
+                                    partition: partition.clone(),
+                                    bucket: w.bucket(),
+                                    total_buckets: num_buckets,
+                                    new_files: inc.new_files,
+                                    compact_before: inc.compact_before,
+                                    compact_after: inc.compact_after,
+                                    new_index_files: inc.new_index_files,
+                                    deleted_index_files: Vec::new(),
+                                });
+                            }
+                        }
+                        Ok(out)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(Error::invalid("write", "a bucket writer panicked"))))
+                .collect()
+        });
+        let mut messages = Vec::new();
+        for r in results {
+            messages.extend(r?);
+        }
+        Ok(messages)
+    }
+
+    /// [`prepare_commit_with`](Self::prepare_commit_with) without extra compaction.
+    pub fn prepare_commit(&mut self) -> Result<Vec<CommitMessage>> {
+        self.prepare_commit_with(false, None)
+    }
+}

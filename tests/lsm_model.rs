@@ -1,0 +1,208 @@
+//! The merge-tree writer against a `BTreeMap` model, in deletion-vector and merge-on-read mode: after every
+//! commit the scan equals the model and the LSM invariants hold.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType as ArrowType, Field, Schema};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use strata::format::bucket_read::{file_columns, open_data_file, DataFileRef};
+use strata::format::KeyValueLayout;
+use strata::spec::{DataType, TableSchema};
+use strata::table::scan::{data_file_path, scan, ScanOptions};
+use strata::table::write::TableWrite;
+use strata::table::Committable;
+use strata::{FileIO, LocalFileIO, Table};
+
+type Model = BTreeMap<i64, (Option<i64>, Option<String>)>;
+
+fn create(dir: &std::path::Path, name: &str, dv: bool, extra: &[(&str, &str)]) -> Table {
+    let mut options = BTreeMap::from([
+        ("bucket".to_string(), "2".to_string()),
+        ("deletion-vectors.enabled".to_string(), dv.to_string()),
+        ("num-sorted-run.compaction-trigger".to_string(), "3".to_string()),
+        ("target-file-size".to_string(), "8 kb".to_string()),
+    ]);
+    for (k, v) in extra {
+        options.insert(k.to_string(), v.to_string());
+    }
+    let schema = TableSchema::new(
+        vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint()), ("s".into(), DataType::string())],
+        vec![],
+        vec!["id".into()],
+        options,
+        0,
+    )
+    .unwrap();
+    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
+    Table::create(io, dir.join(name).to_str().unwrap(), schema).unwrap()
+}
+
+fn batch(rows: &[(i64, Option<i64>, Option<String>)]) -> RecordBatch {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", ArrowType::Int64, false),
+        Field::new("v", ArrowType::Int64, true),
+        Field::new("s", ArrowType::Utf8, true),
+    ]));
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.0))),
+        Arc::new(Int64Array::from(rows.iter().map(|r| r.1).collect::<Vec<_>>())),
+        Arc::new(StringArray::from(rows.iter().map(|r| r.2.clone()).collect::<Vec<_>>())),
+    ];
+    RecordBatch::try_new(schema, cols).unwrap()
+}
+
+fn scan_rows(table: &Table, force_merge: bool) -> Model {
+    let res = scan(table, &ScanOptions { force_merge, ..Default::default() }).unwrap();
+    let mut out = Model::new();
+    for b in &res.batches {
+        let ids = b.column(0).as_primitive::<Int64Type>();
+        let vs = b.column(1).as_primitive::<Int64Type>();
+        let ss = b.column(2).as_string::<i32>();
+        for i in 0..b.num_rows() {
+            let prev = out.insert(
+                ids.value(i),
+                (vs.is_valid(i).then(|| vs.value(i)), ss.is_valid(i).then(|| ss.value(i).to_string())),
+            );
+            assert!(prev.is_none(), "key {} read twice", ids.value(i));
+        }
+    }
+    out
+}
+
+/// Invariants of a deletion-vector table's latest snapshot; returns the number of deletion vectors.
+fn check_dv_invariants(table: &Table) -> usize {
+    let Some(s) = table.snapshot(None).unwrap() else { return 0 };
+    let live = table.live_files(&s).unwrap();
+    let names: BTreeSet<String> = live.iter().map(|e| e.file.file_name.clone()).collect();
+    let dfs = table.deletion_files(&s).unwrap();
+    for ((_, _, file), df) in &dfs {
+        assert!(names.contains(file), "a deletion vector names {file}, which is not in the snapshot");
+        let e = live.iter().find(|e| &e.file.file_name == file).unwrap();
+        let dv = df.read(table.io().as_ref()).unwrap();
+        assert!(dv.positions().all(|p| (p as i64) < e.file.row_count), "DV position beyond {file}'s rows");
+    }
+    let layout = KeyValueLayout::new(table.schema()).unwrap();
+    let mut seen: BTreeSet<(i32, i64)> = BTreeSet::new();
+    for e in live.iter().filter(|e| e.file.level > 0) {
+        assert_eq!(
+            e.file.delete_row_count,
+            Some(0),
+            "{} at level {} holds retractions",
+            e.file.file_name,
+            e.file.level
+        );
+        let dv = dfs
+            .get(&(e.partition.clone(), e.bucket, e.file.file_name.clone()))
+            .map(|d| Arc::from(d.read(table.io().as_ref()).unwrap()));
+        let r = DataFileRef { path: data_file_path(table, e).unwrap(), meta: e.file.clone(), dv };
+        for b in open_data_file(table.io().as_ref(), &r, file_columns(&layout), false, 4096).unwrap() {
+            let b = b.unwrap();
+            let keys = b.column(0).as_primitive::<Int64Type>();
+            for i in 0..b.num_rows() {
+                assert!(
+                    seen.insert((e.bucket, keys.value(i))),
+                    "key {} has two live rows at levels >= 1",
+                    keys.value(i)
+                );
+            }
+        }
+    }
+    dfs.len()
+}
+
+fn run(seed: u64, dv: bool, commits: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let table = create(dir.path(), "t", dv, &[]);
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut model = Model::new();
+    let mut writer = TableWrite::new(&table).unwrap();
+    let mut vectors_seen = 0;
+    for c in 0..commits {
+        if rng.random_bool(0.15) {
+            // A restarted writer: state restored from the snapshot.
+            writer = TableWrite::new(&table).unwrap();
+        }
+        let n = rng.random_range(1..120);
+        let mut rows = Vec::new();
+        let mut kinds = Vec::new();
+        for _ in 0..n {
+            let id = rng.random_range(0..300);
+            if rng.random_bool(0.2) {
+                rows.push((id, None, None));
+                kinds.push(3i8);
+                model.remove(&id);
+            } else {
+                let v = rng.random_bool(0.9).then(|| rng.random_range(-100..100));
+                let s = rng.random_bool(0.8).then(|| format!("s{}", rng.random_range(0..50)));
+                rows.push((id, v, s.clone()));
+                kinds.push(0);
+                model.insert(id, (v, s));
+            }
+        }
+        writer.write_with_kinds(&batch(&rows), &kinds).unwrap();
+        let full = rng.random_bool(0.1);
+        let msgs = writer.prepare_commit_with(full, None).unwrap();
+        table
+            .new_commit("model")
+            .unwrap()
+            .commit(&Committable { identifier: c as i64, messages: msgs, ..Default::default() })
+            .unwrap();
+        let got = scan_rows(&table, false);
+        assert_eq!(got, model, "seed {seed} dv {dv}: scan differs from the model after commit {c}");
+        if dv {
+            vectors_seen += check_dv_invariants(&table);
+            assert_eq!(scan_rows(&table, true), model, "seed {seed}: merge-on-read of the DV table differs");
+            if full {
+                let s = table.snapshot(None).unwrap().unwrap();
+                assert!(table.deletion_files(&s).unwrap().is_empty(), "full compaction left deletion vectors");
+            }
+        }
+    }
+    assert!(!dv || vectors_seen > 0, "seed {seed}: the workload never produced a deletion vector");
+}
+
+#[test]
+fn deletion_vector_tables_match_the_model() {
+    for seed in 0..6 {
+        run(seed, true, 25);
+    }
+}
+
+#[test]
+fn merge_on_read_tables_match_the_model() {
+    for seed in 100..106 {
+        run(seed, false, 25);
+    }
+}
+
+#[test]
+fn both_modes_scan_the_same_rows_for_the_same_workload() {
+    let dir = tempfile::tempdir().unwrap();
+    let dv = create(dir.path(), "dv", true, &[]);
+    let mor = create(dir.path(), "mor", false, &[]);
+    let mut rng = StdRng::seed_from_u64(42);
+    let (mut wdv, mut wmor) = (TableWrite::new(&dv).unwrap(), TableWrite::new(&mor).unwrap());
+    for c in 0..30 {
+        let rows: Vec<_> = (0..rng.random_range(1..200))
+            .map(|_| (rng.random_range(0..500), Some(rng.random_range(0..9)), None))
+            .collect();
+        let kinds: Vec<i8> = rows.iter().map(|_| if rng.random_bool(0.15) { 3 } else { 0 }).collect();
+        for (t, w) in [(&dv, &mut wdv), (&mor, &mut wmor)] {
+            w.write_with_kinds(&batch(&rows), &kinds).unwrap();
+            let msgs = w.prepare_commit().unwrap();
+            t.new_commit("w")
+                .unwrap()
+                .commit(&Committable { identifier: c, messages: msgs, ..Default::default() })
+                .unwrap();
+        }
+        assert_eq!(scan_rows(&dv, false), scan_rows(&mor, false), "modes differ after commit {c}");
+    }
+}
