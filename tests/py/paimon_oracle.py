@@ -96,10 +96,12 @@ def cmd_workload(spec):
     schema = Schema.from_pyarrow_schema(pa_schema, partition_keys=partition_keys, primary_keys=primary_keys,
                                         options=options)
     ident = f"db.{spec['table']}"
-    cat.create_table(ident, schema, False)
+    if spec.get('create', True):
+        cat.create_table(ident, schema, False)
     table = cat.get_table(ident)
     rng = random.Random(spec.get('seed', 0))
     null_ratio = spec.get('null_ratio', 0.1)
+    written = []
     for _ in range(spec['commits']):
         n = spec['ops_per_commit']
         rows = {name: [] for name, _ in fields}
@@ -118,6 +120,10 @@ def cmd_workload(spec):
         c.commit(w.prepare_commit())
         w.close()
         c.close()
+        written.append([{k: rows[k][i] for k in rows} for i in range(n)])
+    if spec.get('ops_out'):
+        with open(spec['ops_out'], 'w') as f:
+            json.dump(written, f)
     return {'ok': True}
 
 
