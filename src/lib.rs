@@ -8,6 +8,7 @@
 pub use strata_dv as dv;
 pub use strata_format as format;
 pub use strata_io as io;
+pub use strata_lsm as lsm;
 pub use strata_spec as spec;
 pub use strata_table as table;
 
