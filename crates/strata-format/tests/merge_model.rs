@@ -225,3 +225,40 @@ fn partial_update_refuses_retractions_unless_told() {
     let e = merged(&runs, 1, 1, cfg).unwrap_err();
     assert!(e.contains("remove-record-on-delete"), "{e}");
 }
+
+/// Counts lookups, answering "no older copy".
+struct CountingHook(Arc<std::sync::atomic::AtomicUsize>, Arc<std::sync::Mutex<Vec<Vec<u8>>>>);
+
+impl strata_format::merge::LookupHook for CountingHook {
+    fn lookup(&mut self, key: &[u8]) -> strata_spec::Result<Option<strata_format::merge::LookupResult>> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.1.lock().unwrap().push(key.to_vec());
+        Ok(None)
+    }
+}
+
+/// The lookup merge wrapper's three cases: (a) no level-0 record: no lookup; (b) level 0 and a deeper input:
+/// no lookup (that file is rewritten); (c) level 0 only: one lookup.
+#[test]
+fn lookup_wrapper_looks_up_exactly_the_keys_only_in_level_0() {
+    let layout = layout();
+    let rec = |key, seq| Rec { key, seq, kind: 0, v: Some(1), s: None };
+    // Run 0 is level 0, run 1 is level 3.
+    let level0 = vec![rec(1, 10), rec(2, 11)];
+    let level3 = vec![rec(2, 1), rec(3, 2)];
+    let runs: Vec<Run> =
+        [level0, level3].iter().map(|r| Box::new(vec![Ok(batch(&layout, r))].into_iter()) as Run).collect();
+    let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let keys = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let it = MergeIterator::new(layout.clone(), runs, MergeConfig::deduplicate(3), true, 16)
+        .unwrap()
+        .with_lookup(vec![0, 3], Box::new(CountingHook(calls.clone(), keys.clone())));
+    let rows: usize = it.map(|b| b.unwrap().num_rows()).sum();
+    assert_eq!(rows, 3);
+    // Only key 1 (level 0 alone) was looked up; key 2 is in both, key 3 only deeper.
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let converter =
+        arrow_row::RowConverter::new(vec![arrow_row::SortField::new(arrow_schema::DataType::Int64)]).unwrap();
+    let one = converter.convert_columns(&[Arc::new(Int64Array::from(vec![1i64])) as ArrayRef]).unwrap();
+    assert_eq!(keys.lock().unwrap()[0], one.row(0).as_ref().to_vec());
+}

@@ -586,6 +586,11 @@ impl MergeTreeWriter {
     pub fn prepare_commit(&mut self, new_index_file_name: impl FnOnce() -> String) -> Result<CommitIncrement> {
         self.flush()?;
         self.compact(false)?;
+        if self.opts.deletion_vectors {
+            // Files whose deleted share reached `compaction.delete-ratio-threshold` are rewritten without the
+            // deleted rows, so vectors do not grow without bound.
+            self.rewrite_files_with_deletions(self.opts.delete_ratio_threshold)?;
+        }
         if self.opts.force_up_level0
             && !self.levels.level0().is_empty()
             && self.opts.force_up_mode == ForceUpMode::Radical
