@@ -63,8 +63,16 @@ pub fn write_container(schema_json: &str, codec: Codec, records: Vec<Value>) -> 
     writer.into_inner().map_err(|e| Error::invalid("manifest", e.to_string()))
 }
 
+/// The largest length apache-avro may take from a file before allocating: a count of array or map items, or a
+/// byte length. apache-avro reserves `count` elements at once, and an element is tens of bytes, so a corrupt
+/// count near its 512 MiB default would reserve tens of gigabytes and abort the process (found by the
+/// `manifest_decode` fuzz target). Paimon writers emit blocks of 16-64 KB and counts of at most a few
+/// thousand, so 8 MiB is far above anything real.
+pub const MAX_AVRO_ALLOCATION: usize = 8 << 20;
+
 /// Reads every record of an Avro container file.
 pub fn read_container(bytes: &[u8]) -> Result<Vec<Value>> {
+    apache_avro::max_allocation_bytes(MAX_AVRO_ALLOCATION);
     let reader = Reader::new(bytes).map_err(|e| avro_err("avro header", e))?;
     reader.map(|r| r.map_err(|e| avro_err("avro record", e))).collect()
 }
@@ -258,5 +266,18 @@ pub mod build {
     /// An array of strings.
     pub fn strings(items: &[String]) -> Value {
         Value::Array(items.iter().map(|s| Value::String(s.clone())).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_huge_count_in_a_corrupt_header_is_an_error_not_an_abort() {
+        // Found by the manifest_decode fuzz target: the header map claims ~10^9 entries.
+        let bytes = [0x4f, 0x62, 0x6a, 0x01, 0xfc, 0xff, 0xff, 0x3d, 0xff, 0x0a, 0x09, 0x0a, 0x0a, 0x5b];
+        let e = read_container(&bytes).expect_err("must not decode");
+        assert_eq!(e.kind(), crate::ErrorKind::Corrupt);
     }
 }
