@@ -45,8 +45,20 @@ pub fn open_data_file(
     with_positions: bool,
     batch_size: usize,
 ) -> Result<FileBatches> {
+    open_data_file_pruned(io, file, columns, with_positions, batch_size, None)
+}
+
+/// [`open_data_file`], skipping row groups whose statistics rule `prune` out.
+pub fn open_data_file_pruned(
+    io: &dyn FileIO,
+    file: &DataFileRef,
+    columns: Vec<(String, DataType)>,
+    with_positions: bool,
+    batch_size: usize,
+    prune: Option<crate::predicate::TypedPredicate>,
+) -> Result<FileBatches> {
     let format = FileFormat::from_file_name(&file.meta.file_name)?;
-    let req = ReadRequest { columns, dv: file.dv.as_deref(), with_positions, batch_size };
+    let req = ReadRequest { columns, dv: file.dv.as_deref(), with_positions, batch_size, prune };
     open_file(io, &file.path, format, &req)
 }
 

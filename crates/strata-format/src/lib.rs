@@ -6,6 +6,7 @@ pub mod bucket_read;
 pub mod kv;
 pub mod merge;
 pub mod merge_function;
+pub mod predicate;
 pub mod reader;
 pub mod stats;
 pub mod writer;

@@ -28,6 +28,8 @@ pub struct ReadRequest<'a> {
     pub with_positions: bool,
     /// Rows per batch.
     pub batch_size: usize,
+    /// Row groups whose statistics rule this out are skipped (rows are not filtered exactly here).
+    pub prune: Option<crate::predicate::TypedPredicate>,
 }
 
 type ArrowBatches = Box<dyn Iterator<Item = std::result::Result<RecordBatch, ArrowError>> + Send>;
@@ -48,14 +50,18 @@ fn corrupt(path: &str, e: impl std::fmt::Display) -> Error {
     Error::Corrupt { path: path.to_string(), message: e.to_string() }
 }
 
-/// Positions `0..num_rows` without those `dv` deletes, lazily.
-fn live_positions(dv: Option<&dyn DeletionVector>, num_rows: u64) -> Box<dyn Iterator<Item = u64> + Send> {
+/// Positions in `ranges` without those `dv` deletes, lazily.
+fn live_positions(
+    dv: Option<&dyn DeletionVector>,
+    ranges: Vec<std::ops::Range<u64>>,
+) -> Box<dyn Iterator<Item = u64> + Send> {
+    let all = ranges.into_iter().flatten();
     match dv {
-        None => Box::new(0..num_rows),
+        None => Box::new(all),
         Some(dv) => {
-            let deleted: Vec<u64> = dv.positions().take_while(|&p| p < num_rows).collect();
+            let deleted: Vec<u64> = dv.positions().collect();
             let mut next = 0usize;
-            Box::new((0..num_rows).filter(move |p| {
+            Box::new(all.filter(move |p| {
                 while next < deleted.len() && deleted[next] < *p {
                     next += 1;
                 }
@@ -90,19 +96,46 @@ pub fn open_file(io: &dyn FileIO, path: &str, format: FileFormat, req: &ReadRequ
 fn open_bytes(bytes: Vec<u8>, path: &str, format: FileFormat, req: &ReadRequest<'_>) -> Result<FileBatches> {
     let _span = tracing::debug_span!("open_data_file", path).entered();
     let bytes = Bytes::from(bytes);
-    let (inner, file_schema, num_rows): (ArrowBatches, SchemaRef, u64) = match format {
+    let (inner, file_schema, num_rows, ranges): (ArrowBatches, SchemaRef, u64, Vec<std::ops::Range<u64>>) = match format
+    {
         FileFormat::Parquet => {
             let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(path, e))?;
             let file_schema = builder.schema().clone();
             let num_rows = builder.metadata().file_metadata().num_rows().max(0) as u64;
             let roots = root_indices(path, &file_schema, &req.columns)?;
             let mask = ProjectionMask::roots(builder.parquet_schema(), roots.iter().copied());
+            // Row groups, with their row ranges, that the pruning predicate does not rule out.
+            let mut start = 0u64;
+            let mut groups: Vec<(usize, std::ops::Range<u64>)> = Vec::new();
+            for (i, rg) in builder.metadata().row_groups().iter().enumerate() {
+                let n = rg.num_rows().max(0) as u64;
+                let keep = match &req.prune {
+                    None => true,
+                    Some(tp) => {
+                        let (pred, types) = &**tp;
+                        pred.may_match(&|name: &str| {
+                            let t = types.iter().find(|(n, _)| n == name)?.1;
+                            let idx = file_schema.index_of(name).ok()?;
+                            crate::predicate::parquet_range(rg, idx, &t)
+                        })
+                    }
+                };
+                if keep {
+                    groups.push((i, start..start + n));
+                }
+                start += n;
+            }
+            let all = groups.len() == builder.metadata().num_row_groups();
+            let ranges: Vec<std::ops::Range<u64>> = groups.iter().map(|(_, r)| r.clone()).collect();
             let mut builder = builder.with_projection(mask).with_batch_size(req.batch_size);
+            if !all {
+                builder = builder.with_row_groups(groups.iter().map(|(i, _)| *i).collect());
+            }
             if let Some(dv) = req.dv {
-                builder = builder.with_row_selection(strata_dv::row_selection(dv, num_rows));
+                builder = builder.with_row_selection(strata_dv::row_selection_for_ranges(dv, &ranges));
             }
             let reader = builder.build().map_err(|e| corrupt(path, e))?;
-            (Box::new(reader), file_schema, num_rows)
+            (Box::new(reader), file_schema, num_rows, ranges)
         }
         FileFormat::Orc => {
             let builder = orc_rust::ArrowReaderBuilder::try_new(bytes).map_err(|e| corrupt(path, e))?;
@@ -127,7 +160,7 @@ fn open_bytes(bytes: Vec<u8>, path: &str, format: FileFormat, req: &ReadRequest<
                     .collect();
                 builder = builder.with_row_selection(orc_rust::RowSelection::from(selectors));
             }
-            (Box::new(builder.build()), file_schema, num_rows)
+            (Box::new(builder.build()), file_schema, num_rows, vec![0..num_rows])
         }
     };
     // Projected columns arrive in file order; `order` maps wanted position -> position in the batch.
@@ -152,7 +185,7 @@ fn open_bytes(bytes: Vec<u8>, path: &str, format: FileFormat, req: &ReadRequest<
         types: req.columns.iter().map(|(_, t)| *t).collect(),
         order,
         schema: Arc::new(Schema::new(fields)),
-        positions: req.with_positions.then(|| live_positions(req.dv, num_rows)),
+        positions: req.with_positions.then(|| live_positions(req.dv, ranges)),
         num_rows,
     })
 }

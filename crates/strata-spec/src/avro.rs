@@ -72,7 +72,7 @@ pub const MAX_AVRO_ALLOCATION: usize = 8 << 20;
 
 /// Reads every record of an Avro container file.
 pub fn read_container(bytes: &[u8]) -> Result<Vec<Value>> {
-    apache_avro::max_allocation_bytes(MAX_AVRO_ALLOCATION);
+    apache_avro::util::max_allocation_bytes(MAX_AVRO_ALLOCATION);
     let reader = Reader::new(bytes).map_err(|e| avro_err("avro header", e))?;
     reader.map(|r| r.map_err(|e| avro_err("avro record", e))).collect()
 }

@@ -6,6 +6,7 @@ pub mod commit;
 pub mod inspect;
 pub mod manifest_io;
 pub mod paths;
+pub mod read;
 pub mod scan;
 pub mod schema_manager;
 pub mod snapshot_manager;

@@ -1,0 +1,217 @@
+//! Filters: simple predicates over columns, evaluated exactly on batches and conservatively on statistics
+//! (file stats from the manifest, row-group stats from parquet) to skip data that cannot match.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, BooleanArray, RecordBatch, Scalar};
+use strata_spec::{DataType, Datum, Error, Result};
+
+use crate::arrow_types::array_of;
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    /// =
+    Eq,
+    /// <>
+    NotEq,
+    /// <
+    Lt,
+    /// <=
+    LtEq,
+    /// >
+    Gt,
+    /// >=
+    GtEq,
+}
+
+/// A filter on rows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Predicate {
+    /// `column op value` (false for nulls).
+    Compare {
+        /// Column name.
+        column: String,
+        /// Operator.
+        op: CmpOp,
+        /// Literal.
+        value: Datum,
+    },
+    /// `column IS NULL`.
+    IsNull(String),
+    /// `column IS NOT NULL`.
+    IsNotNull(String),
+    /// Every one holds.
+    And(Vec<Predicate>),
+    /// Some one holds.
+    Or(Vec<Predicate>),
+}
+
+/// What statistics say about one column.
+#[derive(Debug, Clone, Default)]
+pub struct ColumnRange {
+    /// Smallest non-null value, if known.
+    pub min: Option<Datum>,
+    /// Largest non-null value, if known.
+    pub max: Option<Datum>,
+    /// Nulls, if known.
+    pub null_count: Option<i64>,
+    /// Rows covered.
+    pub row_count: i64,
+}
+
+impl Predicate {
+    /// `column = value`.
+    pub fn eq(column: &str, value: Datum) -> Self {
+        Predicate::Compare { column: column.to_string(), op: CmpOp::Eq, value }
+    }
+
+    /// `column op value`.
+    pub fn cmp(column: &str, op: CmpOp, value: Datum) -> Self {
+        Predicate::Compare { column: column.to_string(), op, value }
+    }
+
+    /// The columns it reads.
+    pub fn columns(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.collect_columns(&mut out);
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    fn collect_columns(&self, out: &mut Vec<String>) {
+        match self {
+            Predicate::Compare { column, .. } | Predicate::IsNull(column) | Predicate::IsNotNull(column) => {
+                out.push(column.clone())
+            }
+            Predicate::And(ps) | Predicate::Or(ps) => ps.iter().for_each(|p| p.collect_columns(out)),
+        }
+    }
+
+    /// Whether rows described by `stats` may match (false only when none can). Unknown columns may match.
+    pub fn may_match(&self, stats: &dyn Fn(&str) -> Option<ColumnRange>) -> bool {
+        match self {
+            Predicate::And(ps) => ps.iter().all(|p| p.may_match(stats)),
+            Predicate::Or(ps) => ps.iter().any(|p| p.may_match(stats)),
+            Predicate::IsNull(c) => stats(c).is_none_or(|s| s.null_count.is_none_or(|n| n > 0)),
+            Predicate::IsNotNull(c) => stats(c).is_none_or(|s| s.null_count.is_none_or(|n| n < s.row_count)),
+            Predicate::Compare { column, op, value } => {
+                let Some(s) = stats(column) else { return true };
+                if s.null_count.is_some_and(|n| n >= s.row_count) && s.row_count > 0 {
+                    return false;
+                }
+                let (min, max) = (s.min.as_ref(), s.max.as_ref());
+                let lt = |a: &Datum, b: &Datum| a.compare(b).is_lt();
+                match op {
+                    CmpOp::Eq => min.is_none_or(|m| !lt(value, m)) && max.is_none_or(|m| !lt(m, value)),
+                    CmpOp::NotEq => !(min.is_some_and(|a| max.is_some_and(|b| a == value && b == value))),
+                    CmpOp::Lt => min.is_none_or(|m| lt(m, value)),
+                    CmpOp::LtEq => min.is_none_or(|m| !lt(value, m)),
+                    CmpOp::Gt => max.is_none_or(|m| lt(value, m)),
+                    CmpOp::GtEq => max.is_none_or(|m| !lt(m, value)),
+                }
+            }
+        }
+    }
+
+    /// Exact evaluation on a batch whose columns are named as in the table; `types` gives each column's type.
+    pub fn evaluate(&self, batch: &RecordBatch, types: &dyn Fn(&str) -> Option<DataType>) -> Result<BooleanArray> {
+        use arrow_ord::cmp;
+        let col = |name: &str| -> Result<ArrayRef> {
+            batch
+                .column_by_name(name)
+                .cloned()
+                .ok_or_else(|| Error::invalid("filter", format!("column '{name}' is not read")))
+        };
+        let fail = |e: arrow_schema::ArrowError| Error::invalid("filter", e.to_string());
+        let out = match self {
+            Predicate::Compare { column, op, value } => {
+                let t = types(column).ok_or_else(|| Error::invalid("filter", format!("no column '{column}'")))?;
+                let lit = array_of(&t, &[Some(value.clone())])
+                    .map_err(|e| Error::invalid("filter", format!("literal for '{column}': {e}")))?;
+                let lit = Scalar::new(lit);
+                let c = col(column)?;
+                let r = match op {
+                    CmpOp::Eq => cmp::eq(&c, &lit),
+                    CmpOp::NotEq => cmp::neq(&c, &lit),
+                    CmpOp::Lt => cmp::lt(&c, &lit),
+                    CmpOp::LtEq => cmp::lt_eq(&c, &lit),
+                    CmpOp::Gt => cmp::gt(&c, &lit),
+                    CmpOp::GtEq => cmp::gt_eq(&c, &lit),
+                }
+                .map_err(fail)?;
+                // Nulls compare to nothing.
+                BooleanArray::from_iter(r.iter().map(|v| Some(v.unwrap_or(false))))
+            }
+            Predicate::IsNull(c) => arrow_arith::boolean::is_null(col(c)?.as_ref()).map_err(fail)?,
+            Predicate::IsNotNull(c) => arrow_arith::boolean::is_not_null(col(c)?.as_ref()).map_err(fail)?,
+            Predicate::And(ps) => {
+                let mut acc = BooleanArray::from(vec![true; batch.num_rows()]);
+                for p in ps {
+                    acc = arrow_arith::boolean::and(&acc, &p.evaluate(batch, types)?).map_err(fail)?;
+                }
+                acc
+            }
+            Predicate::Or(ps) => {
+                let mut acc = BooleanArray::from(vec![false; batch.num_rows()]);
+                for p in ps {
+                    acc = arrow_arith::boolean::or(&acc, &p.evaluate(batch, types)?).map_err(fail)?;
+                }
+                acc
+            }
+        };
+        Ok(out)
+    }
+
+    /// Keeps the rows of `batch` that match.
+    pub fn filter(&self, batch: &RecordBatch, types: &dyn Fn(&str) -> Option<DataType>) -> Result<RecordBatch> {
+        let mask = self.evaluate(batch, types)?;
+        if mask.true_count() == batch.num_rows() {
+            return Ok(batch.clone());
+        }
+        arrow_select::filter::filter_record_batch(batch, &mask).map_err(|e| Error::invalid("filter", e.to_string()))
+    }
+}
+
+/// Statistics of one parquet row group for column `name` of Paimon type `t`, when the type is one whose
+/// parquet statistics map plainly onto values.
+pub fn parquet_range(
+    rg: &parquet::file::metadata::RowGroupMetaData,
+    column_index: usize,
+    t: &DataType,
+) -> Option<ColumnRange> {
+    use parquet::file::statistics::Statistics as S;
+    use strata_spec::TypeRoot as R;
+    let col = rg.columns().get(column_index)?;
+    let stats = col.statistics()?;
+    let (min, max) = match (stats, t.root) {
+        (S::Int32(s), R::Int) => (s.min_opt().map(|v| Datum::Int(*v)), s.max_opt().map(|v| Datum::Int(*v))),
+        (S::Int32(s), R::Date) => (s.min_opt().map(|v| Datum::Date(*v)), s.max_opt().map(|v| Datum::Date(*v))),
+        (S::Int32(s), R::SmallInt) => {
+            (s.min_opt().map(|v| Datum::SmallInt(*v as i16)), s.max_opt().map(|v| Datum::SmallInt(*v as i16)))
+        }
+        (S::Int32(s), R::TinyInt) => {
+            (s.min_opt().map(|v| Datum::TinyInt(*v as i8)), s.max_opt().map(|v| Datum::TinyInt(*v as i8)))
+        }
+        (S::Int64(s), R::BigInt) => (s.min_opt().map(|v| Datum::BigInt(*v)), s.max_opt().map(|v| Datum::BigInt(*v))),
+        (S::Double(s), R::Double) => (s.min_opt().map(|v| Datum::Double(*v)), s.max_opt().map(|v| Datum::Double(*v))),
+        (S::Float(s), R::Float) => (s.min_opt().map(|v| Datum::Float(*v)), s.max_opt().map(|v| Datum::Float(*v))),
+        (S::Boolean(s), R::Boolean) => {
+            (s.min_opt().map(|v| Datum::Boolean(*v)), s.max_opt().map(|v| Datum::Boolean(*v)))
+        }
+        (S::ByteArray(s), R::VarChar(_) | R::Char(_)) => (
+            s.min_opt().and_then(|v| std::str::from_utf8(v.data()).ok()).map(|v| Datum::String(v.to_string())),
+            s.max_opt().and_then(|v| std::str::from_utf8(v.data()).ok()).map(|v| Datum::String(v.to_string())),
+        ),
+        (S::ByteArray(s), R::VarBinary(_) | R::Binary(_)) => {
+            (s.min_opt().map(|v| Datum::Bytes(v.data().to_vec())), s.max_opt().map(|v| Datum::Bytes(v.data().to_vec())))
+        }
+        _ => (None, None),
+    };
+    // Inexact maxima of truncated strings are still upper bounds; inexact minima lower bounds.
+    Some(ColumnRange { min, max, null_count: stats.null_count_opt().map(|n| n as i64), row_count: rg.num_rows() })
+}
+
+/// A shared predicate with the types of the columns it reads.
+pub type TypedPredicate = Arc<(Predicate, Vec<(String, DataType)>)>;

@@ -1,0 +1,558 @@
+//! Reading a table: plan a snapshot into splits, read splits in parallel, count, and look keys up.
+//!
+//! Planning follows Paimon: in deletion-vector mode (and for first-row tables) batch reads skip level 0 unless
+//! `deletion-vectors.merge-on-read`; files at levels >= 1 without retract rows are *raw* and are bin-packed
+//! by size into splits across buckets, each file carrying its `DeletionFile`; everything else is read per
+//! bucket with merge-on-read. Filters prune files by manifest statistics and parquet row groups by their
+//! statistics, then filter rows exactly; in merge-on-read only key filters are pushed below the merge.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::{Schema, SchemaRef};
+use parking_lot::Mutex;
+use strata_format::bucket_read::{file_columns, merge_read, open_data_file_pruned, DataFileRef};
+use strata_format::merge::{MergeIterator, Run};
+use strata_format::merge_function::MergeConfig;
+use strata_format::predicate::{CmpOp, ColumnRange, Predicate, TypedPredicate};
+use strata_format::reader::DEFAULT_BATCH_SIZE;
+use strata_format::KeyValueLayout;
+use strata_spec::bucket::bucket_of;
+use strata_spec::options::MergeEngine;
+use strata_spec::{BinaryRow, DataFileMeta, DataType, Datum, Error, ManifestEntry, Result, SimpleStats, Snapshot};
+
+use crate::scan::{data_file_path, ScanResult};
+use crate::table::{DeletionFile, Table};
+
+/// A unit of parallel reading.
+#[derive(Debug, Clone)]
+pub struct DataSplit {
+    /// Partition of the files.
+    pub partition: BinaryRow,
+    /// Bucket of the files (raw splits may mix buckets; this is the first file's).
+    pub bucket: i32,
+    /// The files, with their paths.
+    pub files: Vec<(String, DataFileMeta)>,
+    /// Each file's deletion vector, if any (parallel to `files`).
+    pub deletion_files: Vec<Option<DeletionFile>>,
+    /// Read file by file without merging (deletion vectors applied), or merged.
+    pub raw: bool,
+}
+
+impl DataSplit {
+    /// Rows after deletion vectors, when known without reading (raw splits with recorded cardinalities).
+    pub fn merged_row_count(&self) -> Option<u64> {
+        if !self.raw {
+            return None;
+        }
+        let mut n = 0u64;
+        for ((_, f), df) in self.files.iter().zip(&self.deletion_files) {
+            let deleted = match df {
+                None => 0,
+                Some(d) => u64::try_from(d.meta.cardinality?).ok()?,
+            };
+            n += (f.row_count.max(0) as u64).saturating_sub(deleted);
+        }
+        Some(n)
+    }
+}
+
+/// A planned read of one snapshot.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The snapshot.
+    pub snapshot: Option<i64>,
+    /// The splits.
+    pub splits: Vec<DataSplit>,
+}
+
+/// Builds reads of a table.
+#[derive(Debug, Clone)]
+pub struct ReadBuilder {
+    table: Table,
+    snapshot: Option<i64>,
+    projection: Option<Vec<String>>,
+    filter: Option<Predicate>,
+    limit: Option<usize>,
+    force_merge: bool,
+    batch_size: usize,
+}
+
+fn stats_range(stats: &SimpleStats, types: &[DataType], i: usize, rows: i64) -> Option<ColumnRange> {
+    let t = types.get(i)?.with_nullable(true);
+    let nullable: Vec<DataType> = types.iter().map(|t| t.with_nullable(true)).collect();
+    if stats.min_values.arity() != types.len() || stats.max_values.arity() != types.len() {
+        return None;
+    }
+    let _ = t;
+    Some(ColumnRange {
+        min: stats.min_values.get(i, &nullable[i]).ok().flatten(),
+        max: stats.max_values.get(i, &nullable[i]).ok().flatten(),
+        null_count: stats.null_counts.as_ref().and_then(|n| n.get(i).copied().flatten()),
+        row_count: rows,
+    })
+}
+
+impl ReadBuilder {
+    /// A read of the latest snapshot, every column, no filter.
+    pub fn new(table: &Table) -> Self {
+        ReadBuilder {
+            table: table.clone(),
+            snapshot: None,
+            projection: None,
+            filter: None,
+            limit: None,
+            force_merge: false,
+            batch_size: DEFAULT_BATCH_SIZE,
+        }
+    }
+
+    /// Reads snapshot `id` (time travel).
+    pub fn with_snapshot(mut self, id: i64) -> Self {
+        self.snapshot = Some(id);
+        self
+    }
+
+    /// Returns only these columns, in this order.
+    pub fn with_projection(mut self, columns: &[&str]) -> Self {
+        self.projection = Some(columns.iter().map(|c| c.to_string()).collect());
+        self
+    }
+
+    /// Returns only rows matching `filter` (pushed to file and row-group statistics).
+    pub fn with_filter(mut self, filter: Predicate) -> Self {
+        self.filter = Some(filter);
+        self
+    }
+
+    /// Stops after `n` rows.
+    pub fn with_limit(mut self, n: usize) -> Self {
+        self.limit = Some(n);
+        self
+    }
+
+    /// Merge-on-read even where deletion vectors allow raw reads (and read level 0 then).
+    pub fn merge_on_read(mut self, yes: bool) -> Self {
+        self.force_merge = yes;
+        self
+    }
+
+    /// Rows per batch.
+    pub fn with_batch_size(mut self, n: usize) -> Self {
+        self.batch_size = n.max(1);
+        self
+    }
+
+    fn layout(&self) -> Result<Arc<KeyValueLayout>> {
+        Ok(Arc::new(KeyValueLayout::new(self.table.schema())?))
+    }
+
+    fn raw_mode(&self) -> Result<bool> {
+        let o = self.table.schema().core_options();
+        let first_row = o.merge_engine()? == MergeEngine::FirstRow;
+        Ok((o.deletion_vectors_enabled()? && !o.deletion_vectors_merge_on_read()? || first_row) && !self.force_merge)
+    }
+
+    /// The part of the filter that only reads key columns (safe to push below a merge).
+    fn key_filter(&self) -> Option<Predicate> {
+        let keys: Vec<String> = self.table.schema().primary_keys.clone();
+        let conj: Vec<Predicate> = match &self.filter {
+            None => return None,
+            Some(Predicate::And(ps)) => ps.clone(),
+            Some(p) => vec![p.clone()],
+        };
+        let kept: Vec<Predicate> = conj.into_iter().filter(|p| p.columns().iter().all(|c| keys.contains(c))).collect();
+        match kept.len() {
+            0 => None,
+            1 => kept.into_iter().next(),
+            _ => Some(Predicate::And(kept)),
+        }
+    }
+
+    /// Whether a file's manifest statistics allow a match of `pred`.
+    fn file_may_match(&self, pred: &Predicate, e: &ManifestEntry, layout: &KeyValueLayout) -> bool {
+        let f = &e.file;
+        let key_types: Vec<DataType> = layout.key_fields.iter().map(|k| k.data_type).collect();
+        let value_cols: Vec<String> = match &f.value_stats_cols {
+            None => layout.value_fields.iter().map(|v| v.name.clone()).collect(),
+            Some(c) => c.clone(),
+        };
+        let value_types: Vec<DataType> = value_cols
+            .iter()
+            .map(|c| layout.value_fields.iter().find(|v| &v.name == c).map_or(DataType::bigint(), |v| v.data_type))
+            .collect();
+        let partition_fields = self.table.schema().partition_fields().unwrap_or_default();
+        let partition_types: Vec<DataType> = partition_fields.iter().map(|p| p.data_type).collect();
+        let partition_values = e.partition.to_datums(&partition_types).ok();
+        pred.may_match(&|name: &str| {
+            if let Some(i) = partition_fields.iter().position(|p| p.name == name) {
+                let v = partition_values.as_ref()?.get(i)?.clone();
+                return Some(ColumnRange {
+                    min: v.clone(),
+                    max: v.clone(),
+                    null_count: Some(if v.is_none() { f.row_count } else { 0 }),
+                    row_count: f.row_count,
+                });
+            }
+            if let Some(i) = layout.key_fields.iter().position(|k| k.name == name) {
+                return stats_range(&f.key_stats, &key_types, i, f.row_count);
+            }
+            let i = value_cols.iter().position(|c| c == name)?;
+            stats_range(&f.value_stats, &value_types, i, f.row_count)
+        })
+    }
+
+    /// Plans the read: which files, grouped how, with which deletion vectors.
+    pub fn plan(&self) -> Result<Plan> {
+        let Some(snapshot) = self.table.snapshot(self.snapshot)? else {
+            return Ok(Plan { snapshot: None, splits: Vec::new() });
+        };
+        self.plan_snapshot(&snapshot)
+    }
+
+    fn plan_snapshot(&self, snapshot: &Snapshot) -> Result<Plan> {
+        let _span = tracing::info_span!("plan", snapshot = snapshot.id).entered();
+        let layout = self.layout()?;
+        let raw_mode = self.raw_mode()?;
+        let options = self.table.schema().core_options();
+        let deletion_files: HashMap<(BinaryRow, i32, String), DeletionFile> = self.table.deletion_files(snapshot)?;
+        let mut buckets: BTreeMap<(Vec<u8>, i32), Vec<ManifestEntry>> = BTreeMap::new();
+        for e in self.table.live_files(snapshot)? {
+            if raw_mode && e.file.level == 0 {
+                continue;
+            }
+            buckets.entry((e.partition.serialize(), e.bucket)).or_default().push(e);
+        }
+        let key_filter = self.key_filter();
+        let mut raw_files: Vec<(ManifestEntry, Option<DeletionFile>)> = Vec::new();
+        let mut splits = Vec::new();
+        for (_, entries) in buckets {
+            let raw_bucket = raw_mode && entries.iter().all(|e| e.file.level > 0 && e.file.delete_row_count == Some(0));
+            if raw_bucket {
+                for e in entries {
+                    if let Some(p) = &self.filter {
+                        if !self.file_may_match(p, &e, &layout) {
+                            continue;
+                        }
+                    }
+                    let df = deletion_files.get(&(e.partition.clone(), e.bucket, e.file.file_name.clone())).cloned();
+                    raw_files.push((e, df));
+                }
+            } else {
+                let kept: Vec<ManifestEntry> = match &key_filter {
+                    None => entries,
+                    Some(p) => entries.into_iter().filter(|e| self.file_may_match(p, e, &layout)).collect(),
+                };
+                if kept.is_empty() {
+                    continue;
+                }
+                let mut files = Vec::new();
+                let mut dfs = Vec::new();
+                for e in &kept {
+                    files.push((data_file_path(&self.table, e)?, e.file.clone()));
+                    dfs.push(deletion_files.get(&(e.partition.clone(), e.bucket, e.file.file_name.clone())).cloned());
+                }
+                splits.push(DataSplit {
+                    partition: kept[0].partition.clone(),
+                    bucket: kept[0].bucket,
+                    files,
+                    deletion_files: dfs,
+                    raw: false,
+                });
+            }
+        }
+        // Raw files: bin-packed by size across buckets (`source.split.target-size`, `open-file-cost`).
+        let target = options.split_target_size()? as i64;
+        let open_cost = options.split_open_file_cost()? as i64;
+        let mut current: Option<DataSplit> = None;
+        let mut weight = 0i64;
+        for (e, df) in raw_files {
+            let w = e.file.file_size.max(open_cost);
+            if current.as_ref().is_some_and(|_| weight + w > target) {
+                splits.extend(current.take());
+                weight = 0;
+            }
+            let path = data_file_path(&self.table, &e)?;
+            let split = current.get_or_insert_with(|| DataSplit {
+                partition: e.partition.clone(),
+                bucket: e.bucket,
+                files: Vec::new(),
+                deletion_files: Vec::new(),
+                raw: true,
+            });
+            split.files.push((path, e.file));
+            split.deletion_files.push(df);
+            weight += w;
+        }
+        splits.extend(current);
+        Ok(Plan { snapshot: Some(snapshot.id), splits })
+    }
+
+    /// The schema of what [`read`](Self::read) returns.
+    pub fn output_schema(&self) -> Result<SchemaRef> {
+        let layout = self.layout()?;
+        Ok(Arc::new(Schema::new(
+            self.projection_indices(&layout)?.iter().map(|&i| layout.value_schema.field(i).clone()).collect::<Vec<_>>(),
+        )))
+    }
+
+    fn projection_indices(&self, layout: &KeyValueLayout) -> Result<Vec<usize>> {
+        match &self.projection {
+            None => Ok((0..layout.value_fields.len()).collect()),
+            Some(cols) => cols.iter().map(|c| layout.value_position(c)).collect(),
+        }
+    }
+
+    /// Plans and reads.
+    pub fn read(&self) -> Result<ScanResult> {
+        let plan = self.plan()?;
+        self.read_plan(&plan)
+    }
+
+    /// Reads a plan made earlier (it reads the planned snapshot even if commits landed since).
+    pub fn read_plan(&self, plan: &Plan) -> Result<ScanResult> {
+        let layout = self.layout()?;
+        let projection = self.projection_indices(&layout)?;
+        let out_schema = self.output_schema()?;
+        let schema = self.table.schema();
+        let types_of = |name: &str| schema.fields.iter().find(|f| f.name == name).map(|f| f.data_type);
+        // Columns read: the projection plus whatever the filter needs.
+        let mut read_idx = projection.clone();
+        if let Some(f) = &self.filter {
+            for c in f.columns() {
+                let i = layout.value_position(&c)?;
+                if !read_idx.contains(&i) {
+                    read_idx.push(i);
+                }
+            }
+        }
+        let read_cols: Vec<(String, DataType)> =
+            read_idx.iter().map(|&i| (layout.value_fields[i].name.clone(), layout.value_fields[i].data_type)).collect();
+        let out_positions: Vec<usize> = (0..projection.len()).collect();
+        let prune: Option<TypedPredicate> = self.filter.as_ref().map(|p| {
+            Arc::new((p.clone(), schema.fields.iter().map(|f| (f.name.clone(), f.data_type)).collect::<Vec<_>>()))
+        });
+        let merge_cfg = MergeConfig::from_schema(schema)?;
+        let io = self.table.io().clone();
+        let produced = AtomicUsize::new(0);
+        let results: Mutex<Vec<(usize, Vec<RecordBatch>)>> = Mutex::new(Vec::new());
+        let first_error: Mutex<Option<Error>> = Mutex::new(None);
+        let next = AtomicUsize::new(0);
+        let splits = &plan.splits;
+        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(splits.len().max(1));
+        let finish = |b: RecordBatch| -> Result<RecordBatch> {
+            let b = match &self.filter {
+                Some(f) => f.filter(&b, &types_of)?,
+                None => b,
+            };
+            let b = b.project(&out_positions).map_err(|e| Error::invalid("read", e.to_string()))?;
+            RecordBatch::try_new(out_schema.clone(), b.columns().to_vec())
+                .map_err(|e| Error::invalid("read", e.to_string()))
+        };
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(split) = splits.get(i) else { break };
+                    if first_error.lock().is_some() || self.limit.is_some_and(|l| produced.load(Ordering::Relaxed) >= l)
+                    {
+                        break;
+                    }
+                    let read = || -> Result<Vec<RecordBatch>> {
+                        let mut out = Vec::new();
+                        let refs: Vec<DataFileRef> = split
+                            .files
+                            .iter()
+                            .zip(&split.deletion_files)
+                            .map(|((path, meta), df)| {
+                                Ok(DataFileRef {
+                                    path: path.clone(),
+                                    meta: meta.clone(),
+                                    dv: match df {
+                                        Some(d) => Some(Arc::from(d.read(io.as_ref())?)),
+                                        None => None,
+                                    },
+                                })
+                            })
+                            .collect::<Result<_>>()?;
+                        if split.raw {
+                            for f in &refs {
+                                for b in open_data_file_pruned(
+                                    io.as_ref(),
+                                    f,
+                                    read_cols.clone(),
+                                    false,
+                                    self.batch_size,
+                                    prune.clone(),
+                                )? {
+                                    let b = finish(b?)?;
+                                    produced.fetch_add(b.num_rows(), Ordering::Relaxed);
+                                    out.push(b);
+                                }
+                            }
+                        } else {
+                            let merged =
+                                merge_read(io.clone(), layout.clone(), refs, merge_cfg.clone(), true, self.batch_size)?;
+                            let cols: Vec<usize> = read_idx.iter().map(|&i| layout.value_index(i)).collect();
+                            for b in merged {
+                                let b = b?.project(&cols).map_err(|e| Error::invalid("read", e.to_string()))?;
+                                let b = finish(b)?;
+                                produced.fetch_add(b.num_rows(), Ordering::Relaxed);
+                                out.push(b);
+                            }
+                        }
+                        Ok(out)
+                    };
+                    match read() {
+                        Ok(b) => results.lock().push((i, b)),
+                        Err(e) => {
+                            first_error.lock().get_or_insert(e);
+                        }
+                    }
+                });
+            }
+        });
+        if let Some(e) = first_error.into_inner() {
+            return Err(e);
+        }
+        let mut results = results.into_inner();
+        results.sort_by_key(|(i, _)| *i);
+        let mut batches: Vec<RecordBatch> =
+            results.into_iter().flat_map(|(_, b)| b).filter(|b| b.num_rows() > 0).collect();
+        if let Some(limit) = self.limit {
+            let mut left = limit;
+            batches = batches
+                .into_iter()
+                .filter_map(|b| {
+                    if left == 0 {
+                        return None;
+                    }
+                    let n = b.num_rows().min(left);
+                    left -= n;
+                    Some(b.slice(0, n))
+                })
+                .collect();
+        }
+        Ok(ScanResult { snapshot: plan.snapshot, schema: out_schema, batches })
+    }
+
+    /// `COUNT(*)`: from row counts minus deletion-vector cardinalities where splits are raw and unfiltered,
+    /// reading only what must be merged or filtered.
+    pub fn count(&self) -> Result<u64> {
+        let plan = self.plan()?;
+        let mut total = 0u64;
+        let mut to_read = Vec::new();
+        for s in plan.splits {
+            match (self.filter.is_none(), s.merged_row_count()) {
+                (true, Some(n)) => total += n,
+                _ => to_read.push(s),
+            }
+        }
+        if !to_read.is_empty() {
+            let layout = self.layout()?;
+            let key = layout.key_fields[0].name.clone();
+            let rb = ReadBuilder { projection: Some(vec![key]), limit: None, ..self.clone() };
+            total += rb.read_plan(&Plan { snapshot: plan.snapshot, splits: to_read })?.num_rows() as u64;
+        }
+        Ok(total)
+    }
+}
+
+/// Point lookup: the row whose primary key is `key` (values of every primary-key column, in the order of
+/// the table's primary key), as one-row batch of all columns; `None` when absent or deleted. Uses the
+/// same visibility as a scan (deletion-vector tables show compacted levels).
+pub fn get(table: &Table, key: &[Option<Datum>], snapshot: Option<i64>) -> Result<Option<RecordBatch>> {
+    let schema = table.schema();
+    if key.len() != schema.primary_keys.len() {
+        return Err(Error::invalid("key", format!("{} values for primary key {:?}", key.len(), schema.primary_keys)));
+    }
+    let Some(snap) = table.snapshot(snapshot)? else { return Ok(None) };
+    let layout = Arc::new(KeyValueLayout::new(schema)?);
+    let value = |name: &str| -> Result<Option<Datum>> {
+        let i = schema.primary_keys.iter().position(|k| k == name).ok_or_else(|| {
+            Error::invalid("key", format!("column '{name}' is not part of the primary key; get needs it to route"))
+        })?;
+        Ok(key[i].clone())
+    };
+    let types_of = |name: &str| -> Result<DataType> { Ok(schema.field(name)?.data_type) };
+    let partition_values = schema.partition_keys.iter().map(|p| value(p)).collect::<Result<Vec<_>>>()?;
+    let partition_types = schema.partition_keys.iter().map(|p| types_of(p)).collect::<Result<Vec<_>>>()?;
+    let partition = BinaryRow::from_datums(&partition_values, &partition_types)?;
+    let bucket_keys = schema.bucket_keys();
+    let bucket_values = bucket_keys.iter().map(|k| value(k)).collect::<Result<Vec<_>>>()?;
+    let bucket_types = bucket_keys.iter().map(|k| types_of(k)).collect::<Result<Vec<_>>>()?;
+    let bucket = bucket_of(&bucket_values, &bucket_types, schema.core_options().bucket()?.max(1))?;
+    let trimmed: Vec<Option<Datum>> = layout.key_fields.iter().map(|k| value(&k.name)).collect::<Result<_>>()?;
+    let key_types: Vec<DataType> = layout.key_fields.iter().map(|k| k.data_type).collect();
+    let want = BinaryRow::from_datums(&trimmed, &key_types)?.to_datums(&key_types)?;
+    let rb = ReadBuilder::new(table);
+    let raw = rb.raw_mode()?;
+    let deletion_files = table.deletion_files(&snap)?;
+    let mut candidates = Vec::new();
+    for e in table.live_files(&snap)? {
+        if e.partition != partition || e.bucket != bucket || (raw && e.file.level == 0) {
+            continue;
+        }
+        let min = e.file.min_key.to_datums(&key_types)?;
+        let max = e.file.max_key.to_datums(&key_types)?;
+        use strata_spec::binary_row::compare_rows;
+        if compare_rows(&want, &min).is_lt() || compare_rows(&want, &max).is_gt() {
+            continue;
+        }
+        let dv = match deletion_files.get(&(e.partition.clone(), e.bucket, e.file.file_name.clone())) {
+            Some(d) => Some(Arc::from(d.read(table.io().as_ref())?)),
+            None => None,
+        };
+        candidates.push(DataFileRef { path: data_file_path(table, &e)?, meta: e.file, dv });
+    }
+    // Each candidate file filtered to the key (row groups pruned by the key columns' statistics) is a run.
+    let key_pred = Predicate::And(
+        layout
+            .key_fields
+            .iter()
+            .zip(&want)
+            .map(|(k, v)| match v {
+                Some(v) => {
+                    Predicate::cmp(&format!("{}{}", strata_format::kv::KEY_PREFIX, k.name), CmpOp::Eq, v.clone())
+                }
+                None => Predicate::IsNull(format!("{}{}", strata_format::kv::KEY_PREFIX, k.name)),
+            })
+            .collect(),
+    );
+    let file_cols = file_columns(&layout);
+    let typed: TypedPredicate = Arc::new((key_pred.clone(), file_cols.clone()));
+    let col_type = |name: &str| file_cols.iter().find(|(n, _)| n == name).map(|(_, t)| *t);
+    let mut runs: Vec<Run> = Vec::new();
+    for f in &candidates {
+        let mut batches = Vec::new();
+        for b in open_data_file_pruned(
+            table.io().as_ref(),
+            f,
+            file_cols.clone(),
+            false,
+            DEFAULT_BATCH_SIZE,
+            Some(typed.clone()),
+        )? {
+            let b = key_pred.filter(&b?, &col_type)?;
+            if b.num_rows() > 0 {
+                batches.push(Ok(RecordBatch::try_new(layout.file_schema.clone(), b.columns().to_vec())
+                    .map_err(|e| Error::invalid("get", e.to_string()))?));
+            }
+        }
+        runs.push(Box::new(batches.into_iter()));
+    }
+    let merged = MergeIterator::new(layout.clone(), runs, MergeConfig::from_schema(schema)?, true, 16)?;
+    let value_cols: Vec<usize> = (0..layout.value_fields.len()).map(|i| layout.value_index(i)).collect();
+    for b in merged {
+        let b = b?;
+        if b.num_rows() > 0 {
+            let b = b.project(&value_cols).map_err(|e| Error::invalid("get", e.to_string()))?;
+            return RecordBatch::try_new(layout.value_schema.clone(), b.columns().to_vec())
+                .map(|b| Some(b.slice(0, 1)))
+                .map_err(|e| Error::invalid("get", e.to_string()));
+        }
+    }
+    Ok(None)
+}
