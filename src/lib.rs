@@ -1,9 +1,35 @@
 //! # Strata
 //!
-//! An embeddable primary-key table store whose on-disk format is Apache Paimon's.
+//! An embeddable primary-key table store whose on-disk format is Apache Paimon's: a log-structured merge
+//! tree per (partition, bucket) with deletion vectors, so that readers can skip merging.
 //!
-//! This facade re-exports the crates: [`spec`] (Paimon's on-disk objects), [`io`] (the storage seam),
-//! [`dv`] (deletion vectors and DV index files) and [`table`] (catalog, snapshots, commit).
+//! ```no_run
+//! use std::sync::Arc;
+//! use strata::spec::{DataType, Datum, TableSchema};
+//! use strata::{Catalog, LocalFileIO, ReadBuilder, TableWriter};
+//!
+//! # fn main() -> strata::Result<()> {
+//! let catalog = Catalog::new(Arc::new(LocalFileIO::new()), "/tmp/warehouse");
+//! catalog.create_database("db", true)?;
+//! let schema = TableSchema::new(
+//!     vec![("id".into(), DataType::bigint()), ("name".into(), DataType::string())],
+//!     vec![],
+//!     vec!["id".into()],
+//!     [("bucket".to_string(), "2".to_string()), ("deletion-vectors.enabled".to_string(), "true".to_string())].into(),
+//!     0,
+//! )?;
+//! let table = catalog.create_table("db", "users", schema, true)?;
+//! let mut writer = TableWriter::new(&table, "my-app")?;
+//! writer.put(vec![Some(Datum::BigInt(1)), Some(Datum::String("ada".into()))])?;
+//! writer.commit()?;
+//! let row = strata::get(&table, &[Some(Datum::BigInt(1))], None)?;
+//! let all = ReadBuilder::new(&table).read()?;
+//! # Ok(()) }
+//! ```
+//!
+//! The facade re-exports the crates: [`spec`] (Paimon's on-disk objects), [`io`] (the storage seam),
+//! [`dv`] (deletion vectors), [`format`] (data files, merge-on-read), [`lsm`] (the merge tree) and [`table`]
+//! (catalog, reads, writes, commits).
 
 pub use strata_dv as dv;
 pub use strata_format as format;
@@ -12,6 +38,9 @@ pub use strata_lsm as lsm;
 pub use strata_spec as spec;
 pub use strata_table as table;
 
+pub use strata_format::predicate::{CmpOp, Predicate};
 pub use strata_io::{FileIO, LocalFileIO, MemoryFileIO};
 pub use strata_spec::{Error, ErrorKind, Result};
-pub use strata_table::{FileSystemCatalog, Table};
+pub use strata_table::read::{get, Plan, ReadBuilder};
+pub use strata_table::write::{TableWrite, TableWriter};
+pub use strata_table::{FileSystemCatalog as Catalog, FileSystemCatalog, Table};

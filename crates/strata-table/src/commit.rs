@@ -244,7 +244,7 @@ impl FileStoreCommit {
     }
 
     /// The identifier of this user's newest snapshot, scanning back from the latest.
-    fn latest_identifier_of_user(&self) -> Result<Option<i64>> {
+    pub fn latest_identifier_of_user(&self) -> Result<Option<i64>> {
         let (Some(latest), Some(earliest)) = (self.snapshots.latest_id()?, self.snapshots.earliest_id()?) else {
             return Ok(None);
         };

@@ -277,3 +277,150 @@ impl TableWrite {
         self.prepare_commit_with(false, None)
     }
 }
+
+/// A key-value writer for programs embedding Strata: single rows (`put`, `delete`) and Arrow batches, then
+/// `commit` (one snapshot per commit, identifiers increasing per writer so a restarted writer can tell
+/// what landed).
+pub struct TableWriter {
+    write: TableWrite,
+    commit_user: String,
+    next_identifier: i64,
+    rows: Vec<Vec<Option<strata_spec::Datum>>>,
+    kinds: Vec<i8>,
+}
+
+impl TableWriter {
+    /// A writer committing as `commit_user`; its identifiers continue after the user's last commit.
+    pub fn new(table: &Table, commit_user: &str) -> Result<Self> {
+        let committer = table.new_commit(commit_user)?;
+        let next_identifier = committer.latest_identifier_of_user()?.map_or(1, |l| l.saturating_add(1));
+        Ok(TableWriter {
+            write: TableWrite::new(table)?,
+            commit_user: commit_user.to_string(),
+            next_identifier,
+            rows: Vec::new(),
+            kinds: Vec::new(),
+        })
+    }
+
+    fn push(&mut self, row: Vec<Option<strata_spec::Datum>>, kind: RowKind) -> Result<()> {
+        let n = self.write.table().schema().fields.len();
+        if row.len() != n {
+            return Err(Error::invalid("row", format!("{} values for {n} columns", row.len())));
+        }
+        self.rows.push(row);
+        self.kinds.push(kind.to_byte());
+        if self.rows.len() >= 4096 {
+            self.flush_rows()?;
+        }
+        Ok(())
+    }
+
+    /// Inserts or replaces a row (a value for every column, in schema order).
+    pub fn put(&mut self, row: Vec<Option<strata_spec::Datum>>) -> Result<()> {
+        self.push(row, RowKind::Insert)
+    }
+
+    /// Deletes the row whose primary key is `key` (values of the primary-key columns, in key order).
+    pub fn delete(&mut self, key: Vec<Option<strata_spec::Datum>>) -> Result<()> {
+        let schema = self.write.table().schema();
+        if key.len() != schema.primary_keys.len() {
+            return Err(Error::invalid(
+                "key",
+                format!("{} values for primary key {:?}", key.len(), schema.primary_keys),
+            ));
+        }
+        let mut row = vec![None; schema.fields.len()];
+        for (k, v) in schema.primary_keys.iter().zip(key) {
+            let i = schema.fields.iter().position(|f| &f.name == k).ok_or_else(|| Error::invalid("key", k.clone()))?;
+            row[i] = v;
+        }
+        // Non-null columns other than the key get a placeholder: a delete carries only its key.
+        for (i, f) in schema.fields.iter().enumerate() {
+            if row[i].is_none() && !f.data_type.nullable {
+                row[i] = Some(placeholder(&f.data_type));
+            }
+        }
+        self.push(row, RowKind::Delete)
+    }
+
+    fn flush_rows(&mut self) -> Result<()> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let schema = self.write.table().schema().clone();
+        let layout = strata_format::KeyValueLayout::new(&schema)?;
+        let mut cols = Vec::with_capacity(schema.fields.len());
+        for (i, f) in schema.fields.iter().enumerate() {
+            let values: Vec<Option<strata_spec::Datum>> = self.rows.iter().map(|r| r[i].clone()).collect();
+            cols.push(strata_format::arrow_types::array_of(&f.data_type, &values)?);
+        }
+        let batch = RecordBatch::try_new(layout.value_schema.clone(), cols)
+            .map_err(|e| Error::invalid("rows", e.to_string()))?;
+        let kinds = std::mem::take(&mut self.kinds);
+        self.rows.clear();
+        self.write.write_with_kinds(&batch, &kinds)
+    }
+
+    /// Writes a batch of rows (row kinds from `rowkind.field`, else inserts).
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.flush_rows()?;
+        self.write.write_batch(batch)
+    }
+
+    /// Writes a batch with explicit row kinds.
+    pub fn write_with_kinds(&mut self, batch: &RecordBatch, kinds: &[i8]) -> Result<()> {
+        self.flush_rows()?;
+        self.write.write_with_kinds(batch, kinds)
+    }
+
+    /// Flushes, compacts and commits everything written since the last commit; the new snapshot's id
+    /// (`None` when there was nothing to commit).
+    pub fn commit(&mut self) -> Result<Option<i64>> {
+        self.flush_rows()?;
+        let messages = self.write.prepare_commit()?;
+        let c = crate::commit::Committable { identifier: self.next_identifier, messages, kind: None, properties: None };
+        let outcome = self.write.table().new_commit(&self.commit_user)?.commit(&c)?;
+        if outcome.snapshot_id().is_some() {
+            self.next_identifier += 1;
+        }
+        Ok(outcome.snapshot_id())
+    }
+
+    /// A full compaction of every bucket, committed.
+    pub fn compact(&mut self, full: bool) -> Result<Option<i64>> {
+        self.flush_rows()?;
+        self.write.open_all_buckets()?;
+        let messages = self.write.prepare_commit_with(full, None)?;
+        let c = crate::commit::Committable {
+            identifier: self.next_identifier,
+            messages,
+            kind: Some(strata_spec::CommitKind::Compact),
+            properties: None,
+        };
+        let outcome = self.write.table().new_commit(&self.commit_user)?.commit(&c)?;
+        if outcome.snapshot_id().is_some() {
+            self.next_identifier += 1;
+        }
+        Ok(outcome.snapshot_id())
+    }
+}
+
+fn placeholder(t: &DataType) -> strata_spec::Datum {
+    use strata_spec::{Datum as D, TypeRoot as R};
+    match t.root {
+        R::Boolean => D::Boolean(false),
+        R::TinyInt => D::TinyInt(0),
+        R::SmallInt => D::SmallInt(0),
+        R::Int => D::Int(0),
+        R::BigInt => D::BigInt(0),
+        R::Float => D::Float(0.0),
+        R::Double => D::Double(0.0),
+        R::Decimal { .. } => D::Decimal(0),
+        R::Char(_) | R::VarChar(_) => D::String(String::new()),
+        R::Binary(_) | R::VarBinary(_) => D::Bytes(Vec::new()),
+        R::Date => D::Date(0),
+        R::Time(_) => D::Time(0),
+        R::Timestamp(_) | R::LocalZonedTimestamp(_) => D::Timestamp { millis: 0, nanos: 0 },
+    }
+}
