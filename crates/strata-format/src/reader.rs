@@ -160,7 +160,7 @@ fn open_bytes(bytes: Vec<u8>, path: &str, format: FileFormat, req: &ReadRequest<
                     .collect();
                 builder = builder.with_row_selection(orc_rust::RowSelection::from(selectors));
             }
-            (Box::new(builder.build()), file_schema, num_rows, vec![0..num_rows])
+            (Box::new(builder.build()), file_schema, num_rows, std::iter::once(0..num_rows).collect())
         }
     };
     // Projected columns arrive in file order; `order` maps wanted position -> position in the batch.
