@@ -36,7 +36,7 @@ fn table(dir: &std::path::Path, name: &str, dv: bool, extra: &[(&str, &str)]) ->
     )
     .unwrap();
     let t = catalog.create_table("db", name, schema, false).unwrap();
-    assert_eq!(catalog.list_tables("db").unwrap().contains(&name.to_string()), true);
+    assert!(catalog.list_tables("db").unwrap().contains(&name.to_string()));
     t
 }
 
