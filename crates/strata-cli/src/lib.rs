@@ -100,6 +100,37 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Look rows up by primary key. Each KEY gives the primary-key columns in key order, comma-separated.
+    Get {
+        /// The table directory.
+        table_dir: String,
+        /// Keys to look up.
+        #[arg(required = true, num_args = 1..)]
+        keys: Vec<String>,
+        /// Read this snapshot instead of the latest.
+        #[arg(long)]
+        snapshot: Option<i64>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "jsonl")]
+        format: OutputFormat,
+    },
+    /// Change table options. Switching deletion vectors needs a fully compacted table (`--compact` does it).
+    Alter {
+        /// The table directory.
+        table_dir: String,
+        /// Set an option, key=value; repeatable.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Remove an option; repeatable.
+        #[arg(long = "unset", value_name = "KEY")]
+        unset: Vec<String>,
+        /// Run the full compaction a deletion-vector switch needs.
+        #[arg(long)]
+        compact: bool,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show a table's schema, snapshots, and files per bucket and level.
     Inspect {
         /// The table directory.
@@ -166,6 +197,29 @@ fn run(cli: Cli) -> Result<(), Error> {
             }
         }
         Command::Demo { warehouse, rounds, rows, json } => demo(&absolute(&warehouse), rounds, rows, json)?,
+        Command::Get { table_dir, keys, snapshot, format } => {
+            let table = Table::open(io(), &absolute(&table_dir))?;
+            let mut rows = Vec::new();
+            for k in &keys {
+                let key = parse_key(&table, k)?;
+                if let Some(b) = strata_table::read::get(&table, &key, snapshot)? {
+                    rows.push(b);
+                }
+            }
+            print_batches(&rows, format)?;
+        }
+        Command::Alter { table_dir, set, unset, compact, json } => {
+            let table = Table::open(io(), &absolute(&table_dir))?;
+            let set = parse_options(&set)?;
+            let progress = Progress::start("altering (compacting if needed)");
+            let altered = table.alter_options(&set, &unset, compact)?;
+            progress.finish();
+            report(
+                json,
+                &serde_json::json!({"schemaId": altered.schema().id, "options": altered.schema().options}),
+                &format!("table {} now at schema {}", altered.path(), altered.schema().id),
+            );
+        }
         Command::Write { table_dir, inputs, json } => {
             let table = Table::open(io(), &absolute(&table_dir))?;
             let mut rows = 0usize;
@@ -176,8 +230,10 @@ fn run(cli: Cli) -> Result<(), Error> {
                     write.write_batch(&batch)?;
                 }
             }
+            let progress = Progress::start("flushing, compacting and committing");
             let messages = write.prepare_commit()?;
             let outcome = commit(&table, messages, None)?;
+            progress.finish();
             report(
                 json,
                 &serde_json::json!({"rows": rows, "snapshot": outcome}),
@@ -193,7 +249,9 @@ fn run(cli: Cli) -> Result<(), Error> {
             }
             let mut write = strata_table::write::TableWrite::new(&table)?;
             write.open_all_buckets()?;
+            let progress = Progress::start("compacting");
             let messages = write.prepare_commit_with(full, delete_ratio_threshold)?;
+            progress.finish();
             let files_before: usize = messages.iter().map(|m| m.compact_before.len()).sum();
             let files_after: usize = messages.iter().map(|m| m.compact_after.len()).sum();
             let outcome = commit(&table, messages, Some(strata_spec::CommitKind::Compact))?;
@@ -206,7 +264,9 @@ fn run(cli: Cli) -> Result<(), Error> {
         Command::Scan { table_dir, snapshot, columns, format, merge } => {
             let table = Table::open(io(), &absolute(&table_dir))?;
             let opts = strata_table::scan::ScanOptions { snapshot, columns, force_merge: merge, batch_size: None };
+            let progress = Progress::start("scanning");
             let result = strata_table::scan::scan(&table, &opts)?;
+            progress.finish();
             print_batches(&result.batches, format)?;
         }
         Command::Inspect { table_dir, snapshot, json } => {
@@ -223,6 +283,66 @@ fn run(cli: Cli) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// A spinner on stderr for operations that take longer than a second (nothing when stderr is not a terminal).
+struct Progress {
+    bar: indicatif::ProgressBar,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Progress {
+    fn start(message: &'static str) -> Self {
+        let bar = indicatif::ProgressBar::hidden();
+        bar.set_message(message);
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (b, d) = (bar.clone(), done.clone());
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            if !d.load(std::sync::atomic::Ordering::SeqCst) {
+                b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                b.enable_steady_tick(std::time::Duration::from_millis(120));
+            }
+        });
+        Progress { bar, done }
+    }
+
+    fn finish(self) {
+        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.bar.finish_and_clear();
+    }
+}
+
+/// Parses `a,b` into the table's primary-key values (typed by the columns).
+fn parse_key(table: &Table, text: &str) -> Result<Vec<Option<strata_spec::Datum>>, Error> {
+    let schema = table.schema();
+    let parts: Vec<&str> = text.split(',').collect();
+    if parts.len() != schema.primary_keys.len() {
+        return Err(Error::invalid(
+            format!("key '{text}'"),
+            format!(
+                "give {} comma-separated values for primary key {:?}",
+                schema.primary_keys.len(),
+                schema.primary_keys
+            ),
+        ));
+    }
+    schema
+        .primary_keys
+        .iter()
+        .zip(parts)
+        .map(|(k, v)| {
+            let t = schema.field(k)?.data_type;
+            let s: arrow_array::ArrayRef = std::sync::Arc::new(arrow_array::StringArray::from(vec![v.trim()]));
+            let cast = arrow_cast::cast::cast_with_options(
+                &s,
+                &strata_format::arrow_types::to_arrow(&t),
+                &arrow_cast::cast::CastOptions { safe: false, ..Default::default() },
+            )
+            .map_err(|e| Error::invalid(format!("key '{text}'"), format!("'{v}' is not a {t}: {e}")))?;
+            strata_format::arrow_types::datum_at(cast.as_ref(), 0)
+        })
+        .collect()
 }
 
 fn report(json: bool, value: &serde_json::Value, text: &str) {

@@ -1,0 +1,103 @@
+//! Switching deletion vectors on an existing table (Paimon issue 5874 returned duplicates there), and the
+//! CLI's `get` and `alter`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+use strata::spec::Datum;
+use strata::{FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
+
+fn model_rows(t: &Table) -> BTreeMap<i64, i64> {
+    let r = ReadBuilder::new(t).read().unwrap();
+    let mut out = BTreeMap::new();
+    for b in &r.batches {
+        let ids = b.column(0).as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
+        let vs = b.column(1).as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
+        for i in 0..b.num_rows() {
+            assert!(out.insert(ids.value(i), vs.value(i)).is_none(), "duplicate key {}", ids.value(i));
+        }
+    }
+    out
+}
+
+fn write_round(t: &Table, round: i64, model: &mut BTreeMap<i64, i64>) {
+    let mut w = TableWriter::new(t, "app").unwrap();
+    for k in 0..200i64 {
+        if (k + round) % 3 == 0 {
+            w.put(vec![Some(Datum::BigInt(k)), Some(Datum::BigInt(round * 1000 + k))]).unwrap();
+            model.insert(k, round * 1000 + k);
+        }
+    }
+    w.commit().unwrap();
+}
+
+#[test]
+fn switching_deletion_vectors_needs_a_full_compaction_and_then_stays_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wh/db.db/t");
+    let p = path.to_str().unwrap();
+    let (code, _, err) = common::strata(&[
+        "create",
+        p,
+        "--schema",
+        "id BIGINT NOT NULL, v BIGINT",
+        "--primary-key",
+        "id",
+        "--option",
+        "bucket=2",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
+    let mut model = BTreeMap::new();
+    let t = Table::open(io.clone(), p).unwrap();
+    for round in 0..4 {
+        write_round(&t, round, &mut model);
+    }
+    let (code, _, err) = common::strata(&["alter", p, "--set", "deletion-vectors.enabled=true"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("fully compacted") && err.contains("5874"), "{err}");
+    assert_eq!(Table::open(io.clone(), p).unwrap().schema().id, 0, "a refused change left a schema");
+
+    let (code, out, err) =
+        common::strata(&["alter", p, "--set", "deletion-vectors.enabled=true", "--compact", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["schemaId"], 1);
+    let t = Table::open(io.clone(), p).unwrap();
+    assert!(t.schema().core_options().deletion_vectors_enabled().unwrap());
+    assert_eq!(model_rows(&t), model);
+    let mut vectors = 0;
+    for round in 4..8 {
+        write_round(&t, round, &mut model);
+        assert_eq!(model_rows(&t), model, "round {round} in deletion-vector mode");
+        let s = t.snapshot(None).unwrap().unwrap();
+        vectors += t.deletion_files(&s).unwrap().len();
+    }
+    assert!(vectors > 0, "no vectors were written in deletion-vector mode");
+
+    // Switching back: refused while the table is not fully compacted, fine with the compaction.
+    write_round(&t, 9, &mut model);
+    let e = t
+        .alter_options(&BTreeMap::from([("deletion-vectors.enabled".into(), "false".into())]), &[], false)
+        .unwrap_err();
+    assert_eq!(e.kind(), strata::ErrorKind::Invalid);
+    let t = t.alter_options(&BTreeMap::from([("deletion-vectors.enabled".into(), "false".into())]), &[], true).unwrap();
+    assert_eq!(t.schema().id, 2);
+    write_round(&t, 8, &mut model);
+    assert_eq!(model_rows(&t), model);
+
+    // strata get: rows by key as JSON lines; absent keys print nothing; a key of the wrong type is exit 2.
+    let (code, out, err) = common::strata(&["get", p, "3", "4", "100000"]);
+    assert_eq!(code, 0, "{err}");
+    let got: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let want: Vec<Value> =
+        [3i64, 4, 100_000].iter().filter_map(|k| model.get(k).map(|v| serde_json::json!({"id": k, "v": v}))).collect();
+    assert_eq!(got, want);
+    let (code, _, err) = common::strata(&["get", p, "three"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("three"), "{err}");
+}
