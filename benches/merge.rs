@@ -92,8 +92,14 @@ fn benches(c: &mut Criterion) {
     g.throughput(Throughput::Elements(ROWS as u64));
     g.bench_function("parquet_zstd_3_columns", |b| {
         b.iter(|| {
-            let req =
-                ReadRequest { columns: values.clone(), dv: None, with_positions: false, batch_size: 8192, prune: None };
+            let req = ReadRequest {
+                columns: values.clone(),
+                dv: None,
+                with_positions: false,
+                batch_size: 8192,
+                prune: None,
+                select: None,
+            };
             open_file(io.as_ref(), "/t/bucket-0/data-0.parquet", FileFormat::Parquet, &req)
                 .unwrap_or_else(|e| panic!("{e}"))
                 .map(|b| b.map(|b| b.num_rows()).unwrap_or(0))

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+mod bench;
+
 use clap::{Parser, Subcommand};
 use strata_io::{FileIO, LocalFileIO};
 use strata_spec::schema::parse_columns;
@@ -131,6 +133,24 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Benchmark deletion vectors against merge-on-read and a raw arrow-rs scan, on one workload.
+    Bench {
+        /// Rows loaded first.
+        #[arg(long, default_value_t = 2_000_000)]
+        rows: usize,
+        /// Update rounds after the load (10% of the keys each, 10% of them deletes).
+        #[arg(long, default_value_t = 4)]
+        rounds: usize,
+        /// Buckets per table.
+        #[arg(long, default_value_t = 4)]
+        buckets: u32,
+        /// Where the tables go (replaced).
+        #[arg(long, default_value = "strata-bench")]
+        dir: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show a table's schema, snapshots, and files per bucket and level.
     Inspect {
         /// The table directory.
@@ -197,6 +217,15 @@ fn run(cli: Cli) -> Result<(), Error> {
             }
         }
         Command::Demo { warehouse, rounds, rows, json } => demo(&absolute(&warehouse), rounds, rows, json)?,
+        Command::Bench { rows, rounds, buckets, dir, json } => {
+            if rows == 0 || buckets == 0 {
+                return Err(Error::invalid("bench", "--rows and --buckets must be positive"));
+            }
+            let report = bench::run(&absolute(&dir), rows, rounds, buckets, json)?;
+            if json {
+                println!("{report}");
+            }
+        }
         Command::Get { table_dir, keys, snapshot, format } => {
             let table = Table::open(io(), &absolute(&table_dir))?;
             let mut rows = Vec::new();

@@ -48,6 +48,25 @@ pub fn open_data_file(
     open_data_file_pruned(io, file, columns, with_positions, batch_size, None)
 }
 
+/// Reads only the rows at `positions` (ascending) of a file, all `columns`.
+pub fn read_positions(
+    io: &dyn FileIO,
+    file: &DataFileRef,
+    columns: Vec<(String, DataType)>,
+    positions: Vec<u64>,
+) -> Result<FileBatches> {
+    let format = FileFormat::from_file_name(&file.meta.file_name)?;
+    let req = ReadRequest {
+        columns,
+        dv: None,
+        with_positions: false,
+        batch_size: 1024,
+        prune: None,
+        select: Some(positions),
+    };
+    open_file(io, &file.path, format, &req)
+}
+
 /// [`open_data_file`], skipping row groups whose statistics rule `prune` out.
 pub fn open_data_file_pruned(
     io: &dyn FileIO,
@@ -58,7 +77,7 @@ pub fn open_data_file_pruned(
     prune: Option<crate::predicate::TypedPredicate>,
 ) -> Result<FileBatches> {
     let format = FileFormat::from_file_name(&file.meta.file_name)?;
-    let req = ReadRequest { columns, dv: file.dv.as_deref(), with_positions, batch_size, prune };
+    let req = ReadRequest { columns, dv: file.dv.as_deref(), with_positions, batch_size, prune, select: None };
     open_file(io, &file.path, format, &req)
 }
 

@@ -30,6 +30,33 @@ pub struct ReadRequest<'a> {
     pub batch_size: usize,
     /// Row groups whose statistics rule this out are skipped (rows are not filtered exactly here).
     pub prune: Option<crate::predicate::TypedPredicate>,
+    /// Read only these row positions (ascending); the deletion vector is not consulted then.
+    pub select: Option<Vec<u64>>,
+}
+
+/// (skip, count) runs selecting exactly `positions` (ascending) out of `num_rows`.
+fn runs_for_positions(positions: &[u64], num_rows: u64) -> Vec<(bool, usize)> {
+    let mut out: Vec<(bool, usize)> = Vec::new();
+    let mut push = |skip: bool, n: u64| {
+        if n == 0 {
+            return;
+        }
+        match out.last_mut() {
+            Some(last) if last.0 == skip => last.1 += n as usize,
+            _ => out.push((skip, n as usize)),
+        }
+    };
+    let mut cursor = 0u64;
+    for &p in positions {
+        if p < cursor || p >= num_rows {
+            continue;
+        }
+        push(true, p - cursor);
+        push(false, 1);
+        cursor = p + 1;
+    }
+    push(true, num_rows - cursor);
+    out
 }
 
 type ArrowBatches = Box<dyn Iterator<Item = std::result::Result<RecordBatch, ArrowError>> + Send>;
@@ -99,7 +126,16 @@ fn open_bytes(bytes: Vec<u8>, path: &str, format: FileFormat, req: &ReadRequest<
     let (inner, file_schema, num_rows, ranges): (ArrowBatches, SchemaRef, u64, Vec<std::ops::Range<u64>>) = match format
     {
         FileFormat::Parquet => {
-            let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(path, e))?;
+            // With a position selection (point lookups), load the page index so unselected pages are skipped
+            // without being decompressed.
+            let policy = if req.select.is_some() {
+                parquet::file::metadata::PageIndexPolicy::Optional
+            } else {
+                parquet::file::metadata::PageIndexPolicy::Skip
+            };
+            let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_page_index_policy(policy);
+            let builder =
+                ParquetRecordBatchReaderBuilder::try_new_with_options(bytes, options).map_err(|e| corrupt(path, e))?;
             let file_schema = builder.schema().clone();
             let num_rows = builder.metadata().file_metadata().num_rows().max(0) as u64;
             let roots = root_indices(path, &file_schema, &req.columns)?;
@@ -131,7 +167,19 @@ fn open_bytes(bytes: Vec<u8>, path: &str, format: FileFormat, req: &ReadRequest<
             if !all {
                 builder = builder.with_row_groups(groups.iter().map(|(i, _)| *i).collect());
             }
-            if let Some(dv) = req.dv {
+            if let Some(sel) = &req.select {
+                let selectors: Vec<parquet::arrow::arrow_reader::RowSelector> = runs_for_positions(sel, num_rows)
+                    .into_iter()
+                    .map(|(skip, n)| {
+                        if skip {
+                            parquet::arrow::arrow_reader::RowSelector::skip(n)
+                        } else {
+                            parquet::arrow::arrow_reader::RowSelector::select(n)
+                        }
+                    })
+                    .collect();
+                builder = builder.with_row_selection(selectors.into());
+            } else if let Some(dv) = req.dv {
                 builder = builder.with_row_selection(strata_dv::row_selection_for_ranges(dv, &ranges));
             }
             let reader = builder.build().map_err(|e| corrupt(path, e))?;
@@ -146,7 +194,21 @@ fn open_bytes(bytes: Vec<u8>, path: &str, format: FileFormat, req: &ReadRequest<
             let mask =
                 orc_rust::projection::ProjectionMask::named_roots(builder.file_metadata().root_data_type(), &names);
             let mut builder = builder.with_projection(mask).with_batch_size(req.batch_size);
-            if let Some(dv) = req.dv {
+            if let Some(sel) = &req.select {
+                let selectors: Vec<orc_rust::RowSelector> = runs_for_positions(sel, num_rows)
+                    .into_iter()
+                    .map(
+                        |(skip, n)| {
+                            if skip {
+                                orc_rust::RowSelector::skip(n)
+                            } else {
+                                orc_rust::RowSelector::select(n)
+                            }
+                        },
+                    )
+                    .collect();
+                builder = builder.with_row_selection(orc_rust::RowSelection::from(selectors));
+            } else if let Some(dv) = req.dv {
                 let parquet_sel = strata_dv::row_selection(dv, num_rows);
                 let selectors: Vec<orc_rust::RowSelector> = parquet_sel
                     .iter()
@@ -185,7 +247,10 @@ fn open_bytes(bytes: Vec<u8>, path: &str, format: FileFormat, req: &ReadRequest<
         types: req.columns.iter().map(|(_, t)| *t).collect(),
         order,
         schema: Arc::new(Schema::new(fields)),
-        positions: req.with_positions.then(|| live_positions(req.dv, ranges)),
+        positions: req.with_positions.then(|| match &req.select {
+            Some(sel) => Box::new(sel.clone().into_iter()) as Box<dyn Iterator<Item = u64> + Send>,
+            None => live_positions(req.dv, ranges),
+        }),
         num_rows,
     })
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema, SchemaRef};
 use parking_lot::Mutex;
-use strata_format::bucket_read::{file_columns, merge_read, open_data_file_pruned, DataFileRef};
+use strata_format::bucket_read::{file_columns, merge_read, open_data_file_pruned, read_positions, DataFileRef};
 use strata_format::merge::{MergeIterator, Run};
 use strata_format::merge_function::MergeConfig;
 use strata_format::predicate::{CmpOp, ColumnRange, Predicate, TypedPredicate};
@@ -263,9 +263,12 @@ impl ReadBuilder {
                 });
             }
         }
-        // Raw files: bin-packed by size across buckets (`source.split.target-size`, `open-file-cost`).
-        let target = options.split_target_size()? as i64;
+        // Raw files: bin-packed by size across buckets (`source.split.target-size`, `open-file-cost`), with
+        // splits no larger than an even share per core so that small tables still read in parallel.
         let open_cost = options.split_open_file_cost()? as i64;
+        let total: i64 = raw_files.iter().map(|(e, _)| e.file.file_size.max(open_cost)).sum();
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as i64;
+        let target = (options.split_target_size()? as i64).min((total + cores - 1) / cores).max(1);
         let mut current: Option<DataSplit> = None;
         let mut weight = 0i64;
         for (e, df) in raw_files {
@@ -491,10 +494,11 @@ pub fn get(table: &Table, key: &[Option<Datum>], snapshot: Option<i64>) -> Resul
     let raw = rb.raw_mode()?;
     let deletion_files = table.deletion_files(&snap)?;
     let mut candidates = Vec::new();
-    for e in table.live_files(&snap)? {
+    for e in table.live_files_shared(&snap)?.iter() {
         if e.partition != partition || e.bucket != bucket || (raw && e.file.level == 0) {
             continue;
         }
+        let e = e.clone();
         let min = e.file.min_key.to_datums(&key_types)?;
         let max = e.file.max_key.to_datums(&key_types)?;
         use strata_spec::binary_row::compare_rows;
@@ -524,22 +528,42 @@ pub fn get(table: &Table, key: &[Option<Datum>], snapshot: Option<i64>) -> Resul
     let file_cols = file_columns(&layout);
     let typed: TypedPredicate = Arc::new((key_pred.clone(), file_cols.clone()));
     let col_type = |name: &str| file_cols.iter().find(|(n, _)| n == name).map(|(_, t)| *t);
+    // Per candidate file: find the key's live positions from the key columns alone (row groups pruned by
+    // their statistics), then decode just those rows. Each file's matches form one run for the merge.
+    let key_cols: Vec<(String, DataType)> = file_cols[..layout.key_arity()].to_vec();
     let mut runs: Vec<Run> = Vec::new();
     for f in &candidates {
-        let mut batches = Vec::new();
+        let mut positions = Vec::new();
         for b in open_data_file_pruned(
             table.io().as_ref(),
             f,
-            file_cols.clone(),
-            false,
+            key_cols.clone(),
+            true,
             DEFAULT_BATCH_SIZE,
             Some(typed.clone()),
         )? {
-            let b = key_pred.filter(&b?, &col_type)?;
-            if b.num_rows() > 0 {
-                batches.push(Ok(RecordBatch::try_new(layout.file_schema.clone(), b.columns().to_vec())
-                    .map_err(|e| Error::invalid("get", e.to_string()))?));
+            let b = b?;
+            let mask = key_pred.evaluate(&b, &col_type)?;
+            let pos = b
+                .column(b.num_columns() - 1)
+                .as_any()
+                .downcast_ref::<arrow_array::Int64Array>()
+                .ok_or_else(|| Error::invalid("get", "row positions missing"))?;
+            for i in 0..b.num_rows() {
+                if mask.value(i) {
+                    positions.push(pos.value(i) as u64);
+                }
             }
+        }
+        if positions.is_empty() {
+            continue;
+        }
+        let mut batches = Vec::new();
+        for b in read_positions(table.io().as_ref(), f, file_cols.clone(), positions)? {
+            batches.push(
+                RecordBatch::try_new(layout.file_schema.clone(), b?.columns().to_vec())
+                    .map_err(|e| Error::invalid("get", e.to_string())),
+            );
         }
         runs.push(Box::new(batches.into_iter()));
     }

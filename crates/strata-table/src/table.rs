@@ -32,12 +32,17 @@ impl DeletionFile {
     }
 }
 
+/// A snapshot's identity (id and manifest lists) and its live files.
+type CachedFiles = (String, Arc<Vec<ManifestEntry>>);
+
 /// A Paimon primary-key table (or append table, read-only for now) in a directory.
 #[derive(Debug, Clone)]
 pub struct Table {
     io: Arc<dyn FileIO>,
     path: String,
     schema: TableSchema,
+    /// Live files of recently read snapshots (snapshots are immutable, so entries never go stale).
+    files_cache: Arc<parking_lot::Mutex<Option<CachedFiles>>>,
     paths: Arc<PathFactory>,
     snapshots: SnapshotManager,
     schemas: SchemaManager,
@@ -65,6 +70,7 @@ impl Table {
             .ok_or_else(|| Error::NotFound { path: format!("{path} (no table: schema/schema-N missing)") })?;
         schema.validate().map_err(|e| e.in_file(&schemas.schema_path(schema.id)))?;
         Ok(Table {
+            files_cache: Arc::new(parking_lot::Mutex::new(None)),
             snapshots: SnapshotManager::new(io.clone(), &path),
             paths: Arc::new(PathFactory::new(&path)),
             io,
@@ -157,7 +163,22 @@ impl Table {
 
     /// The live data files of a snapshot, ordered by partition, bucket, level and name.
     pub fn live_files(&self, snapshot: &Snapshot) -> Result<Vec<ManifestEntry>> {
-        Ok(self.manifest_store()?.live_files(snapshot)?.into_values().collect())
+        Ok(self.live_files_shared(snapshot)?.as_ref().clone())
+    }
+
+    /// [`live_files`](Self::live_files), shared and cached for the most recent snapshot read (keyed by the
+    /// snapshot's manifest lists, which identify its content).
+    pub fn live_files_shared(&self, snapshot: &Snapshot) -> Result<Arc<Vec<ManifestEntry>>> {
+        let key = format!("{}|{}|{}", snapshot.id, snapshot.base_manifest_list, snapshot.delta_manifest_list);
+        if let Some((k, files)) = self.files_cache.lock().as_ref() {
+            if *k == key {
+                return Ok(files.clone());
+            }
+        }
+        let files: Arc<Vec<ManifestEntry>> =
+            Arc::new(self.manifest_store()?.live_files(snapshot)?.into_values().collect());
+        *self.files_cache.lock() = Some((key, files.clone()));
+        Ok(files)
     }
 
     /// The live index files of a snapshot.

@@ -1,0 +1,386 @@
+//! `strata bench`: the same workload into a deletion-vector table and a merge-on-read table, measured side
+//! by side, with an arrow-rs scan of the deletion-vector table's parquet files (deletion vectors ignored) as
+//! the physical limit.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType as ArrowType, Field, Schema};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{json, Value};
+use strata_format::predicate::{CmpOp, Predicate};
+use strata_io::{FileIO, FileStatus, LocalFileIO};
+use strata_spec::{DataType, Datum, Error, Result, TableSchema};
+use strata_table::read::{get, ReadBuilder};
+use strata_table::write::TableWriter;
+use strata_table::Table;
+
+/// Counts bytes written through it.
+#[derive(Debug)]
+struct CountingIO {
+    inner: LocalFileIO,
+    written: AtomicU64,
+}
+
+impl FileIO for CountingIO {
+    fn read(&self, path: &str) -> Result<Vec<u8>> {
+        self.inner.read(path)
+    }
+    fn read_range(&self, path: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
+        self.inner.read_range(path, offset, len)
+    }
+    fn size(&self, path: &str) -> Result<u64> {
+        self.inner.size(path)
+    }
+    fn write(&self, path: &str, data: &[u8]) -> Result<()> {
+        self.written.fetch_add(data.len() as u64, Ordering::Relaxed);
+        self.inner.write(path, data)
+    }
+    fn create_if_absent(&self, path: &str, data: &[u8]) -> Result<bool> {
+        self.written.fetch_add(data.len() as u64, Ordering::Relaxed);
+        self.inner.create_if_absent(path, data)
+    }
+    fn exists(&self, path: &str) -> Result<bool> {
+        self.inner.exists(path)
+    }
+    fn list(&self, dir: &str) -> Result<Vec<FileStatus>> {
+        self.inner.list(dir)
+    }
+    fn delete(&self, path: &str) -> Result<()> {
+        self.inner.delete(path)
+    }
+    fn delete_dir(&self, path: &str) -> Result<()> {
+        self.inner.delete_dir(path)
+    }
+    fn mkdirs(&self, path: &str) -> Result<()> {
+        self.inner.mkdirs(path)
+    }
+}
+
+/// Peak resident memory since the last reset, in MiB (Linux; 0 elsewhere).
+fn peak_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(str::to_string))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse::<f64>().ok()))
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+const STRING_COLUMNS: usize = 20;
+
+fn schema(dv: bool, buckets: u32, extra: &[(&str, &str)]) -> Result<TableSchema> {
+    let mut cols = vec![("id".to_string(), DataType::not_null(strata_spec::TypeRoot::BigInt))];
+    for i in 0..STRING_COLUMNS {
+        cols.push((format!("s{i}"), DataType::string()));
+    }
+    let mut options = BTreeMap::from([
+        ("bucket".to_string(), buckets.to_string()),
+        ("deletion-vectors.enabled".to_string(), dv.to_string()),
+    ]);
+    for (k, v) in extra {
+        options.insert(k.to_string(), v.to_string());
+    }
+    TableSchema::new(cols, vec![], vec!["id".into()], options, 0)
+}
+
+fn batch(ids: &[i64], round: usize) -> Result<RecordBatch> {
+    let mut fields = vec![Field::new("id", ArrowType::Int64, false)];
+    let mut cols: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(ids.to_vec()))];
+    for c in 0..STRING_COLUMNS {
+        fields.push(Field::new(format!("s{c}"), ArrowType::Utf8, true));
+        // Ten hexadecimal characters, as Paimon's TableWriterBenchmark.
+        cols.push(Arc::new(StringArray::from_iter_values(
+            ids.iter()
+                .map(|i| format!("{:010x}", (*i as u64).wrapping_mul(0x9E37_79B9) ^ (c as u64 * 7919 + round as u64))),
+        )));
+    }
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).map_err(|e| Error::invalid("bench rows", e.to_string()))
+}
+
+struct Workload {
+    rows: usize,
+    rounds: usize,
+}
+
+/// Writes the workload; returns (seconds, rows written).
+fn run_writes(table: &Table, w: &Workload, chunk: usize) -> Result<(f64, usize)> {
+    let mut writer = TableWriter::new(table, "bench")?;
+    let mut rng = StdRng::seed_from_u64(1);
+    let started = Instant::now();
+    let mut written = 0;
+    let ids: Vec<i64> = (0..w.rows as i64).collect();
+    for part in ids.chunks(chunk) {
+        writer.write(&batch(part, 0)?)?;
+        writer.commit()?;
+        written += part.len();
+    }
+    for round in 1..=w.rounds {
+        let n = (w.rows / 10).max(1);
+        let mut keys: Vec<i64> = (0..n).map(|_| rng.random_range(0..w.rows as i64)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let kinds: Vec<i8> = keys.iter().map(|_| if rng.random_bool(0.1) { 3 } else { 0 }).collect();
+        for (part, kinds) in keys.chunks(chunk).zip(kinds.chunks(chunk)) {
+            writer.write_with_kinds(&batch(part, round)?, kinds)?;
+        }
+        writer.commit()?;
+        written += keys.len();
+    }
+    Ok((started.elapsed().as_secs_f64(), written))
+}
+
+fn runs_per_bucket(table: &Table) -> Result<(usize, f64)> {
+    let Some(s) = table.snapshot(None)? else { return Ok((0, 0.0)) };
+    let mut levels: BTreeMap<(Vec<u8>, i32), (usize, std::collections::BTreeSet<i32>)> = BTreeMap::new();
+    let mut files = 0;
+    for e in table.live_files(&s)? {
+        files += 1;
+        let b = levels.entry((e.partition.serialize(), e.bucket)).or_default();
+        if e.file.level == 0 {
+            b.0 += 1;
+        } else {
+            b.1.insert(e.file.level);
+        }
+    }
+    let runs: usize = levels.values().map(|(l0, deeper)| l0 + deeper.len()).sum();
+    Ok((files, runs as f64 / levels.len().max(1) as f64))
+}
+
+/// Reads every live parquet file of `table` with arrow-rs directly, deletion vectors ignored.
+fn raw_arrow_scan(table: &Table) -> Result<(usize, f64)> {
+    let Some(s) = table.snapshot(None)? else { return Ok((0, 0.0)) };
+    let paths: Vec<String> = table
+        .live_files(&s)?
+        .iter()
+        .filter(|e| e.file.level > 0)
+        .map(|e| strata_table::scan::data_file_path(table, e))
+        .collect::<Result<_>>()?;
+    let started = Instant::now();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let rows = AtomicU64::new(0);
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    std::thread::scope(|sc| {
+        for _ in 0..threads {
+            sc.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(p) = paths.get(i) else { break };
+                let Ok(bytes) = std::fs::read(p) else { break };
+                let Ok(b) =
+                    parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes))
+                else {
+                    break;
+                };
+                let Ok(r) = b.build() else { break };
+                for batch in r.flatten() {
+                    rows.fetch_add(batch.num_rows() as u64, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    Ok((rows.load(Ordering::Relaxed) as usize, started.elapsed().as_secs_f64()))
+}
+
+fn scan_rate(table: &Table) -> Result<(usize, f64)> {
+    let started = Instant::now();
+    let r = ReadBuilder::new(table).read()?;
+    Ok((r.num_rows(), started.elapsed().as_secs_f64()))
+}
+
+/// Runs the benchmark; prints a table (or JSON) and writes `scan_vs_runs.svg` into `dir`.
+pub fn run(dir: &str, rows: usize, rounds: usize, buckets: u32, json_out: bool) -> Result<Value> {
+    let io = Arc::new(CountingIO { inner: LocalFileIO::new(), written: AtomicU64::new(0) });
+    let dyn_io: Arc<dyn FileIO> = io.clone();
+    io.delete_dir(dir)?;
+    let w = Workload { rows, rounds };
+    let mut report = serde_json::Map::new();
+    let mut lines = Vec::new();
+    for (name, dv) in [("dv", true), ("mor", false)] {
+        let table = Table::create(dyn_io.clone(), &format!("{dir}/bench.db/{name}"), schema(dv, buckets, &[])?)?;
+        reset_peak();
+        let before = io.written.load(Ordering::Relaxed);
+        let (write_secs, written) = run_writes(&table, &w, 200_000)?;
+        let write_mem = peak_mib();
+        let bytes = io.written.load(Ordering::Relaxed) - before;
+        let (files, runs) = runs_per_bucket(&table)?;
+        reset_peak();
+        let (scan_rows, scan_secs) = scan_rate(&table)?;
+        let scan_mem = peak_mib();
+        let started = Instant::now();
+        let filtered = ReadBuilder::new(&table)
+            .with_filter(Predicate::cmp("id", CmpOp::Lt, Datum::BigInt((rows / 10) as i64)))
+            .read()?
+            .num_rows();
+        let filter_secs = started.elapsed().as_secs_f64();
+        let started = Instant::now();
+        let count = ReadBuilder::new(&table).count()?;
+        let count_secs = started.elapsed().as_secs_f64();
+        let mut rng = StdRng::seed_from_u64(9);
+        let mut lat: Vec<f64> = (0..200)
+            .map(|_| {
+                let k = rng.random_range(0..rows as i64);
+                let t = Instant::now();
+                let _ = get(&table, &[Some(Datum::BigInt(k))], None);
+                t.elapsed().as_secs_f64() * 1000.0
+            })
+            .collect();
+        lat.sort_by(|a, b| a.total_cmp(b));
+        let p50 = lat[lat.len() / 2];
+        let p99 = lat[lat.len() * 99 / 100];
+        let mut entry = json!({
+            "writeSeconds": write_secs, "rowsWritten": written, "writeRowsPerSec": written as f64 / write_secs,
+            "bytesWritten": bytes, "writeAmplification": bytes as f64 / (written as f64 * 230.0),
+            "files": files, "sortedRunsPerBucket": runs,
+            "scanRows": scan_rows, "scanSeconds": scan_secs, "scanRowsPerSec": scan_rows as f64 / scan_secs,
+            "filteredRows": filtered, "filteredSeconds": filter_secs, "countStar": count, "countSeconds": count_secs,
+            "getP50Ms": p50, "getP99Ms": p99, "peakMiBWrite": write_mem, "peakMiBScan": scan_mem,
+        });
+        lines.push(format!(
+            "{name:>4}: write {written} rows in {write_secs:.2}s ({:.0} rows/s, compaction included), {:.1} MiB written, {files} files, {runs:.1} sorted runs/bucket; full scan {scan_rows} rows {:.0} rows/s; filtered {filtered} rows {filter_secs:.3}s; COUNT(*) {count} in {count_secs:.4}s; get p50 {p50:.2} ms p99 {p99:.2} ms; peak MiB write {write_mem:.0} scan {scan_mem:.0}",
+            written as f64 / write_secs,
+            bytes as f64 / (1 << 20) as f64,
+            scan_rows as f64 / scan_secs,
+        ));
+        if dv {
+            let (raw_rows, raw_secs) = raw_arrow_scan(&table)?;
+            // Same files, same bytes: the DV scan's speed relative to arrow-rs is the ratio of the times.
+            lines.push(format!(
+                " raw: arrow-rs scan of the DV table's parquet files (vectors ignored): {raw_rows} rows in {raw_secs:.3}s ({:.0} rows/s); the DV scan of the same files took {scan_secs:.3}s: {:.2}x the raw speed",
+                raw_rows as f64 / raw_secs,
+                raw_secs / scan_secs
+            ));
+            entry["rawArrowRows"] = json!(raw_rows);
+            entry["rawArrowSeconds"] = json!(raw_secs);
+            entry["rawArrowRowsPerSec"] = json!(raw_rows as f64 / raw_secs);
+            entry["dvScanSpeedVsRaw"] = json!(raw_secs / scan_secs);
+        }
+        report.insert(name.to_string(), entry);
+    }
+    let dv = report["dv"]["scanRowsPerSec"].as_f64().unwrap_or(0.0);
+    let mor = report["mor"]["scanRowsPerSec"].as_f64().unwrap_or(1.0);
+    let dvw = report["dv"]["writeSeconds"].as_f64().unwrap_or(0.0);
+    let morw = report["mor"]["writeSeconds"].as_f64().unwrap_or(1.0);
+    lines.push(format!("DV scan / MOR scan: {:.2}x; DV write / MOR write: {:.2}x", dv / mor, dvw / morw));
+    report.insert("dvOverMorScan".into(), json!(dv / mor));
+    report.insert("dvOverMorWrite".into(), json!(dvw / morw));
+
+    // Scan rate against the number of sorted runs: a merge-on-read table that never compacts.
+    let small = Workload { rows: (rows / 4).max(1000), rounds: 0 };
+    let mor = Table::create(
+        dyn_io.clone(),
+        &format!("{dir}/bench.db/runs_mor"),
+        schema(
+            false,
+            buckets,
+            &[("num-sorted-run.compaction-trigger", "100"), ("num-sorted-run.stop-trigger", "200")],
+        )?,
+    )?;
+    let dvt = Table::create(dyn_io.clone(), &format!("{dir}/bench.db/runs_dv"), schema(true, buckets, &[])?)?;
+    let mut series = Vec::new();
+    let mut wm = TableWriter::new(&mor, "runs")?;
+    let mut wd = TableWriter::new(&dvt, "runs")?;
+    let mut rng = StdRng::seed_from_u64(3);
+    for runs in 1..=8usize {
+        let ids: Vec<i64> = if runs == 1 {
+            (0..small.rows as i64).collect()
+        } else {
+            let mut k: Vec<i64> = (0..small.rows / 5).map(|_| rng.random_range(0..small.rows as i64)).collect();
+            k.sort_unstable();
+            k.dedup();
+            k
+        };
+        for t in [&mut wm, &mut wd] {
+            t.write(&batch(&ids, runs)?)?;
+            t.commit()?;
+        }
+        let (_, mor_runs) = runs_per_bucket(&mor)?;
+        let (r1, s1) = scan_rate(&mor)?;
+        let (r2, s2) = scan_rate(&dvt)?;
+        let (r3, s3) = raw_arrow_scan(&dvt)?;
+        series.push(
+            json!({"runs": runs, "morSortedRunsPerBucket": mor_runs, "mor": r1 as f64 / s1, "dv": r2 as f64 / s2,
+            "raw": r3 as f64 / s3, "morSeconds": s1, "dvSeconds": s2, "rawSeconds": s3}),
+        );
+    }
+    let at5 = &series[4];
+    lines.push(format!(
+        "at 5 sorted runs/bucket (MOR {:.1} runs): DV {:.0} rows/s, MOR {:.0} rows/s ({:.2}x), raw {:.0} rows/s (DV at {:.2}x raw speed)",
+        at5["morSortedRunsPerBucket"].as_f64().unwrap_or(0.0),
+        at5["dv"].as_f64().unwrap_or(0.0),
+        at5["mor"].as_f64().unwrap_or(0.0),
+        at5["dv"].as_f64().unwrap_or(0.0) / at5["mor"].as_f64().unwrap_or(1.0),
+        at5["raw"].as_f64().unwrap_or(0.0),
+        at5["rawSeconds"].as_f64().unwrap_or(0.0) / at5["dvSeconds"].as_f64().unwrap_or(1.0)
+    ));
+    let svg = chart(&series);
+    let svg_path = format!("{dir}/scan_vs_runs.svg");
+    std::fs::write(&svg_path, svg).map_err(|e| Error::io(&svg_path, e))?;
+    lines.push(format!("chart: {svg_path}"));
+    report.insert("scanVsRuns".into(), Value::Array(series));
+    if !json_out {
+        for l in &lines {
+            println!("{l}");
+        }
+    }
+    Ok(Value::Object(report))
+}
+
+/// A line chart of scan rows/s (DV, MOR, raw) against sorted runs, as SVG.
+fn chart(series: &[Value]) -> String {
+    let (w, h, pad) = (640.0, 360.0, 50.0);
+    let max =
+        series.iter().flat_map(|p| ["dv", "mor", "raw"].map(|k| p[k].as_f64().unwrap_or(0.0))).fold(1.0f64, f64::max);
+    let x = |i: usize| pad + (w - 2.0 * pad) * i as f64 / (series.len().max(2) - 1) as f64;
+    let y = |v: f64| h - pad - (h - 2.0 * pad) * v / max;
+    let mut svg = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">"#
+    );
+    svg.push_str(&format!(r#"<rect width="{w}" height="{h}" fill="white"/><line x1="{pad}" y1="{}" x2="{}" y2="{}" stroke="black"/><line x1="{pad}" y1="{pad}" x2="{pad}" y2="{}" stroke="black"/>"#, h - pad, w - pad, h - pad, h - pad));
+    svg.push_str(&format!(
+        r#"<text x="{}" y="{}" text-anchor="middle">sorted runs per bucket (merge-on-read table)</text>"#,
+        w / 2.0,
+        h - 12.0
+    ));
+    svg.push_str(&format!(
+        r#"<text x="12" y="{}" transform="rotate(-90 12 {})" text-anchor="middle">scan rows/s (max {:.2} M)</text>"#,
+        h / 2.0,
+        h / 2.0,
+        max / 1e6
+    ));
+    for (i, p) in series.iter().enumerate() {
+        svg.push_str(&format!(
+            r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+            x(i),
+            h - pad + 16.0,
+            p["runs"]
+        ));
+    }
+    for (key, color) in [("dv", "#1f77b4"), ("mor", "#d62728"), ("raw", "#2ca02c")] {
+        let pts: Vec<String> = series
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("{:.1},{:.1}", x(i), y(p[key].as_f64().unwrap_or(0.0))))
+            .collect();
+        svg.push_str(&format!(
+            r#"<polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
+            pts.join(" ")
+        ));
+        let last = series.len().saturating_sub(1);
+        if let Some(p) = series.last() {
+            svg.push_str(&format!(
+                r#"<text x="{:.1}" y="{:.1}" fill="{color}">{key}</text>"#,
+                x(last) + 6.0,
+                y(p[key].as_f64().unwrap_or(0.0))
+            ));
+        }
+    }
+    svg.push_str("</svg>");
+    svg
+}
