@@ -151,6 +151,40 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Expire old snapshots and delete what only they referenced.
+    Expire {
+        /// The table directory.
+        table_dir: String,
+        /// Keep at most this many snapshots (default: `snapshot.num-retained.max`).
+        #[arg(long = "retain-max")]
+        retain_max: Option<u32>,
+        /// Keep at least this many (default: `snapshot.num-retained.min`, capped by --retain-max).
+        #[arg(long = "retain-min")]
+        retain_min: Option<u32>,
+        /// Expire snapshots older than this beyond the minimum (default: `snapshot.time-retained`).
+        #[arg(long = "older-than")]
+        older_than: Option<String>,
+        /// Report, delete nothing.
+        #[arg(long = "dry-run")]
+        dry_run: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete files no snapshot references (only those older than --older-than, so in-flight commits are safe).
+    Clean {
+        /// The table directory.
+        table_dir: String,
+        /// Only files last modified longer ago than this.
+        #[arg(long = "older-than", default_value = "1 d")]
+        older_than: String,
+        /// Report, delete nothing.
+        #[arg(long = "dry-run")]
+        dry_run: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show a table's schema, snapshots, and files per bucket and level.
     Inspect {
         /// The table directory.
@@ -225,6 +259,29 @@ fn run(cli: Cli) -> Result<(), Error> {
             if json {
                 println!("{report}");
             }
+        }
+        Command::Expire { table_dir, retain_max, retain_min, older_than, dry_run, json } => {
+            let table = Table::open(io(), &absolute(&table_dir))?;
+            let mut opts = strata_table::maintenance::ExpireOptions::from_table(&table)?;
+            if let Some(m) = retain_max {
+                opts.retain_max = m.max(1);
+                opts.retain_min = opts.retain_min.min(opts.retain_max);
+            }
+            if let Some(m) = retain_min {
+                opts.retain_min = m.max(1);
+            }
+            if let Some(d) = older_than {
+                opts.time_retained = strata_table::maintenance::parse_older_than(&d)?;
+            }
+            opts.dry_run = dry_run;
+            let r = strata_table::maintenance::expire_snapshots(&table, &opts)?;
+            maintenance_report(json, &r, "expired")?;
+        }
+        Command::Clean { table_dir, older_than, dry_run, json } => {
+            let table = Table::open(io(), &absolute(&table_dir))?;
+            let age = strata_table::maintenance::parse_older_than(&older_than)?;
+            let r = strata_table::maintenance::remove_orphan_files(&table, age, dry_run)?;
+            maintenance_report(json, &r, "removed orphans")?;
         }
         Command::Get { table_dir, keys, snapshot, format } => {
             let table = Table::open(io(), &absolute(&table_dir))?;
@@ -372,6 +429,23 @@ fn parse_key(table: &Table, text: &str) -> Result<Vec<Option<strata_spec::Datum>
             strata_format::arrow_types::datum_at(cast.as_ref(), 0)
         })
         .collect()
+}
+
+fn maintenance_report(json: bool, r: &strata_table::maintenance::MaintenanceReport, what: &str) -> Result<(), Error> {
+    if json {
+        println!("{}", serde_json::to_string(r).map_err(|e| Error::invalid("report", e.to_string()))?);
+    } else {
+        println!(
+            "{}{what}: {} snapshots, {} data files, {} index files, {} manifests, {} other files",
+            if r.dry_run { "dry run, would have " } else { "" },
+            r.snapshots.len(),
+            r.data_files.len(),
+            r.index_files.len(),
+            r.manifests.len(),
+            r.other_files.len()
+        );
+    }
+    Ok(())
 }
 
 fn report(json: bool, value: &serde_json::Value, text: &str) {

@@ -4,6 +4,7 @@
 pub mod catalog;
 pub mod commit;
 pub mod inspect;
+pub mod maintenance;
 pub mod manifest_io;
 pub mod paths;
 pub mod read;

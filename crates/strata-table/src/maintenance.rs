@@ -1,0 +1,293 @@
+//! Keeping a long-running table in shape: snapshot expiration and orphan-file cleanup.
+//!
+//! Expiration decides what to delete from the ADD and DELETE records of the manifests and from the index
+//! manifests (Paimon's rule), never from a listing: a data file goes when a DELETE record for it was
+//! committed at or before the earliest retained snapshot and that snapshot no longer holds it. Orphan
+//! cleanup is the one place that lists the directory, and it only removes files that no snapshot
+//! references and that are older than a threshold, so files of in-flight commits are never touched.
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::Duration;
+
+use serde::Serialize;
+use strata_io::{join, FileStatus};
+use strata_spec::{Error, FileKind, Result, Snapshot};
+
+use crate::commit::now_millis;
+use crate::scan::data_file_path;
+use crate::table::Table;
+
+/// Which snapshots to keep.
+#[derive(Debug, Clone)]
+pub struct ExpireOptions {
+    /// Always keep at least this many of the newest snapshots (`snapshot.num-retained.min`).
+    pub retain_min: u32,
+    /// Never keep more than this many (`snapshot.num-retained.max`).
+    pub retain_max: u32,
+    /// Expire snapshots older than this, beyond the minimum (`snapshot.time-retained`).
+    pub time_retained: Duration,
+    /// Report what would be deleted, delete nothing.
+    pub dry_run: bool,
+}
+
+impl ExpireOptions {
+    /// The table's options.
+    pub fn from_table(table: &Table) -> Result<Self> {
+        let o = table.schema().core_options();
+        Ok(ExpireOptions {
+            retain_min: o.snapshot_num_retained_min()?.max(1),
+            retain_max: o.snapshot_num_retained_max()?.max(1),
+            time_retained: o.snapshot_time_retained()?,
+            dry_run: false,
+        })
+    }
+}
+
+/// What a maintenance run deleted (or would delete, in a dry run).
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MaintenanceReport {
+    /// Snapshot ids removed.
+    pub snapshots: Vec<i64>,
+    /// Data files removed.
+    pub data_files: Vec<String>,
+    /// Deletion-vector index files removed.
+    pub index_files: Vec<String>,
+    /// Manifests, manifest lists and index manifests removed.
+    pub manifests: Vec<String>,
+    /// Other files removed (orphan cleanup: temporary files, files of failed commits).
+    pub other_files: Vec<String>,
+    /// Whether nothing was deleted because it was a dry run.
+    pub dry_run: bool,
+}
+
+/// Every file a snapshot references: data files (paths), index files (names), metadata files (names).
+#[derive(Debug, Default)]
+struct References {
+    data: BTreeSet<String>,
+    index: BTreeSet<String>,
+    meta: BTreeSet<String>,
+}
+
+fn references(table: &Table, s: &Snapshot, manifests_cache: &mut HashMap<String, Vec<String>>) -> Result<References> {
+    let store = table.manifest_store()?;
+    let mut r = References::default();
+    for list in [Some(&s.base_manifest_list), Some(&s.delta_manifest_list), s.changelog_manifest_list.as_ref()]
+        .into_iter()
+        .flatten()
+    {
+        r.meta.insert(list.clone());
+        let names = match manifests_cache.get(list) {
+            Some(n) => n.clone(),
+            None => {
+                let n: Vec<String> = store.read_manifest_list(list)?.into_iter().map(|m| m.file_name).collect();
+                manifests_cache.insert(list.clone(), n.clone());
+                n
+            }
+        };
+        r.meta.extend(names);
+    }
+    if let Some(im) = &s.index_manifest {
+        r.meta.insert(im.clone());
+        for e in table.index_files(s)? {
+            r.index.insert(e.index_file.file_name);
+        }
+    }
+    for e in table.live_files(s)? {
+        r.data.insert(data_file_path(table, &e)?);
+    }
+    Ok(r)
+}
+
+/// Expires snapshots per `opts`, then deletes what only they referenced.
+pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<MaintenanceReport> {
+    let _span = tracing::info_span!("expire", path = table.path()).entered();
+    let sm = table.snapshot_manager();
+    let mut report = MaintenanceReport { dry_run: opts.dry_run, ..Default::default() };
+    let ids = sm.list_ids()?;
+    let (Some(&earliest), Some(&latest)) = (ids.first(), ids.last()) else { return Ok(report) };
+    let now = now_millis();
+    let threshold = now - opts.time_retained.as_millis() as i64;
+    // Candidates: oldest first, never the newest `retain_min`.
+    let last_candidate = latest - i64::from(opts.retain_min);
+    let mut expired = Vec::new();
+    for id in earliest..=last_candidate {
+        let s = match sm.snapshot(id) {
+            Ok(s) => s,
+            Err(e) if e.kind() == strata_spec::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        let remaining = latest - id + 1;
+        if remaining > i64::from(opts.retain_max) || s.time_millis < threshold {
+            expired.push(s);
+        } else {
+            break;
+        }
+    }
+    let Some(last_expired) = expired.last().map(|s| s.id) else { return Ok(report) };
+    let first_retained = sm.snapshot(last_expired + 1)?;
+    let mut cache = HashMap::new();
+    let retained_refs = {
+        let mut all = References::default();
+        for id in first_retained.id..=latest {
+            let s = match sm.snapshot(id) {
+                Ok(s) => s,
+                Err(e) if e.kind() == strata_spec::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            let r = references(table, &s, &mut cache)?;
+            all.index.extend(r.index);
+            all.meta.extend(r.meta);
+            if id == first_retained.id {
+                all.data = r.data;
+            }
+        }
+        all
+    };
+    // Data files whose DELETE was committed in (earliest, first retained] and that the first retained
+    // snapshot does not hold. Later snapshots only add files newer than it.
+    let store = table.manifest_store()?;
+    let mut data = BTreeSet::new();
+    for id in (earliest + 1)..=first_retained.id {
+        let s = if id == first_retained.id { first_retained.clone() } else { sm.snapshot(id)? };
+        for m in store.read_manifest_list(&s.delta_manifest_list)? {
+            for e in store.read_manifest(&m.file_name)? {
+                if e.kind == FileKind::Delete {
+                    let path = data_file_path(table, &e)?;
+                    if !retained_refs.data.contains(&path) {
+                        data.insert(path);
+                    }
+                }
+            }
+        }
+    }
+    let mut index = BTreeSet::new();
+    let mut meta = BTreeSet::new();
+    for s in &expired {
+        let r = references(table, s, &mut cache)?;
+        index.extend(r.index.into_iter().filter(|n| !retained_refs.index.contains(n)));
+        meta.extend(r.meta.into_iter().filter(|n| !retained_refs.meta.contains(n)));
+    }
+    report.snapshots = expired.iter().map(|s| s.id).collect();
+    report.data_files = data.into_iter().collect();
+    report.index_files = index.into_iter().collect();
+    report.manifests = meta.into_iter().collect();
+    if opts.dry_run {
+        return Ok(report);
+    }
+    // Snapshot files first (oldest first) and the EARLIEST hint: a crash after this leaves orphans for the
+    // cleanup, never a retained snapshot pointing at a deleted file.
+    for s in &expired {
+        table.io().delete(&sm.snapshot_path(s.id))?;
+    }
+    sm.write_earliest_hint(first_retained.id);
+    for p in &report.data_files {
+        table.io().delete(p)?;
+    }
+    for n in &report.index_files {
+        table.io().delete(&table.path_factory().index_path(n))?;
+    }
+    for n in &report.manifests {
+        table.io().delete(&table.path_factory().manifest_path(n))?;
+    }
+    Ok(report)
+}
+
+fn list_recursive(table: &Table, dir: &str, out: &mut Vec<FileStatus>) -> Result<()> {
+    for s in table.io().list(dir)? {
+        if s.is_dir {
+            list_recursive(table, &s.path, out)?;
+        } else {
+            out.push(s);
+        }
+    }
+    Ok(())
+}
+
+/// Deletes files in the table directory that no snapshot references and that were last modified more than
+/// `older_than` ago.
+pub fn remove_orphan_files(table: &Table, older_than: Duration, dry_run: bool) -> Result<MaintenanceReport> {
+    let _span = tracing::info_span!("remove_orphan_files", path = table.path()).entered();
+    let sm = table.snapshot_manager();
+    let cutoff = now_millis() - older_than.as_millis() as i64;
+    let mut files = Vec::new();
+    list_recursive(table, table.path(), &mut files)?;
+    let referenced = |ids: &[i64]| -> Result<References> {
+        let mut all = References::default();
+        let mut cache = HashMap::new();
+        for &id in ids {
+            let s = match sm.snapshot(id) {
+                Ok(s) => s,
+                // Expired while we looked: what it referenced is either still referenced by a newer snapshot
+                // or being deleted by the expiration.
+                Err(e) if e.kind() == strata_spec::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            let r = references(table, &s, &mut cache)?;
+            all.data.extend(r.data);
+            all.index.extend(r.index);
+            all.meta.extend(r.meta);
+        }
+        Ok(all)
+    };
+    let ids = sm.list_ids()?;
+    let refs = referenced(&ids)?;
+    let snapshot_dir = sm.dir().to_string();
+    let schema_dir = join(table.path(), "schema");
+    let manifest_dir = table.path_factory().manifest_dir();
+    let index_dir = table.path_factory().index_dir();
+    let mut candidates: Vec<FileStatus> = files
+        .into_iter()
+        .filter(|f| f.modified_millis < cutoff)
+        .filter(|f| {
+            let name = f.name();
+            let dir = strata_io::parent(&f.path);
+            if dir == snapshot_dir {
+                // Snapshot files and hints are never orphans; temp files of failed creates are.
+                return name.ends_with(".tmp");
+            }
+            if dir == schema_dir {
+                return name.ends_with(".tmp");
+            }
+            if dir == manifest_dir {
+                return !refs.meta.contains(name);
+            }
+            if dir == index_dir {
+                return !refs.index.contains(name);
+            }
+            !refs.data.contains(&f.path)
+        })
+        .collect();
+    // Snapshots committed while we listed may reference candidates: look again before deleting (the race
+    // behind Paimon issue 7710).
+    let newer: Vec<i64> = sm.list_ids()?.into_iter().filter(|id| !ids.contains(id)).collect();
+    if !newer.is_empty() {
+        let more = referenced(&newer)?;
+        candidates.retain(|f| {
+            !more.data.contains(&f.path) && !more.meta.contains(f.name()) && !more.index.contains(f.name())
+        });
+    }
+    let mut report = MaintenanceReport { dry_run, ..Default::default() };
+    for f in candidates {
+        let dir = strata_io::parent(&f.path);
+        let list = if dir == manifest_dir {
+            &mut report.manifests
+        } else if dir == index_dir {
+            &mut report.index_files
+        } else if f.name().starts_with("data-") || f.name().starts_with("changelog-") {
+            &mut report.data_files
+        } else {
+            &mut report.other_files
+        };
+        list.push(f.path.clone());
+        if !dry_run {
+            table.io().delete(&f.path)?;
+        }
+    }
+    Ok(report)
+}
+
+/// Parses `--older-than` values like "1 d", "12h", "0 s".
+pub fn parse_older_than(s: &str) -> Result<Duration> {
+    strata_spec::options::parse_duration(s).map_err(|e| Error::invalid("--older-than", e.to_string()))
+}
