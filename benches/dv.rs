@@ -1,6 +1,7 @@
 //! Deletion-vector micro benchmarks: `is_deleted` per call, serialize and deserialize throughput, and
 //! applying a vector to a parquet read (as a `RowSelection`) at 0.1%, 1%, 10% and 50% deleted.
 //! Bytes per deleted row are printed once per density.
+#![allow(missing_docs)] // criterion_group! generates undocumented functions
 
 use std::hint::black_box;
 use std::sync::Arc;

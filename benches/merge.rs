@@ -1,5 +1,6 @@
 //! Merge-on-read micro benchmarks: merging 1..16 sorted runs (deduplicate, one core) and a raw scan of one
 //! key-value parquet file.
+#![allow(missing_docs)] // criterion_group! generates undocumented functions
 
 use std::sync::Arc;
 

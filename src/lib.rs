@@ -28,7 +28,7 @@
 //! ```
 //!
 //! The facade re-exports the crates: [`spec`] (Paimon's on-disk objects), [`io`] (the storage seam),
-//! [`dv`] (deletion vectors), [`format`] (data files, merge-on-read), [`lsm`] (the merge tree) and [`table`]
+//! [`dv`] (deletion vectors), [`format`](mod@format) (data files, merge-on-read), [`lsm`] (the merge tree) and [`table`]
 //! (catalog, reads, writes, commits).
 
 pub use strata_dv as dv;

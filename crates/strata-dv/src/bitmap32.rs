@@ -27,7 +27,7 @@ impl BitmapDeletionVector {
         Self::default()
     }
 
-    /// Wraps a bitmap (positions must be at most [`MAX_POSITION`]).
+    /// Wraps a bitmap (positions must be at most `i32::MAX`).
     pub fn from_bitmap(bitmap: RoaringBitmap) -> Result<Self> {
         if bitmap.max().is_some_and(|m| u64::from(m) > MAX_POSITION) {
             return Err(Error::corrupt(format!(
