@@ -268,8 +268,10 @@ impl ReadBuilder {
         let open_cost = options.split_open_file_cost()? as i64;
         let total: i64 = raw_files.iter().map(|(e, _)| e.file.file_size.max(open_cost)).sum();
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as i64;
-        // Four splits per core at least, so the work queue balances files of very different sizes.
-        let target = (options.split_target_size()? as i64).min((total + 4 * cores - 1) / (4 * cores)).max(1);
+        // When everything would fit one split, cut four per core instead, so small tables still read in
+        // parallel and the work queue balances files of very different sizes.
+        let configured = options.split_target_size()? as i64;
+        let target = if configured >= total { ((total + 4 * cores - 1) / (4 * cores)).max(1) } else { configured };
         let mut current: Option<DataSplit> = None;
         let mut weight = 0i64;
         for (e, df) in raw_files {
