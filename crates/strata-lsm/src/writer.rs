@@ -136,6 +136,10 @@ pub struct CommitIncrement {
     pub compact_after: Vec<DataFileMeta>,
     /// The bucket's new deletion-vector index file.
     pub new_index_files: Vec<IndexFileMeta>,
+    /// In deletion-vector mode: the bucket's DV index file this cycle started from (`None` inside when the
+    /// bucket had none). The commit refuses to go ahead if another commit replaced it meanwhile, since this
+    /// writer's compactions and vectors were computed against it.
+    pub dv_index_base: Option<Option<String>>,
 }
 
 impl CommitIncrement {
@@ -622,6 +626,7 @@ impl MergeTreeWriter {
         let mut inc = std::mem::take(&mut self.increment);
         let mut st = self.state.lock()?;
         if let Some(dv) = st.dv.as_mut() {
+            inc.dv_index_base = Some(dv.current_index_file().map(|f| f.file_name.clone()));
             if let Some(change) = dv.write_index_file(self.io.as_ref(), &self.index_dir, &new_index_file_name())? {
                 inc.new_index_files.push(change.new_file);
             }

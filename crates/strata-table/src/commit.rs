@@ -50,6 +50,11 @@ pub struct CommitMessage {
     pub new_index_files: Vec<IndexFileMeta>,
     /// Index files removed without a replacement.
     pub deleted_index_files: Vec<IndexFileMeta>,
+    /// The bucket's deletion-vector index file the writer worked from (`Some(None)`: it had none). When set
+    /// and the message compacts or replaces vectors, the commit conflicts if the latest snapshot holds a
+    /// different one: another writer changed the bucket's deletion vectors, and committing would drop them
+    /// (the failure behind Paimon issue 4588).
+    pub expected_dv_index: Option<Option<String>>,
 }
 
 impl CommitMessage {
@@ -182,6 +187,7 @@ impl FileStoreCommit {
                 None => LiveFiles::new(),
             };
             self.check_conflicts(&live, c)?;
+            self.check_dv_conflicts(latest.as_ref(), c)?;
 
             let mut written = Vec::new();
             let attempt = match self.prepare(latest.as_ref(), c, &mut written) {
@@ -350,6 +356,45 @@ impl FileStoreCommit {
                         message: format!(
                             "LSM conflict: at level {level} of bucket {bucket}, the key ranges of {} and {} overlap",
                             pair[0].file, pair[1].file
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletion vectors: a writer's bucket index must still be the one it worked from.
+    fn check_dv_conflicts(&self, latest: Option<&Snapshot>, c: &Committable) -> Result<()> {
+        let relevant: Vec<&CommitMessage> = c
+            .messages
+            .iter()
+            .filter(|m| {
+                m.expected_dv_index.is_some() && (!m.compact_before.is_empty() || !m.new_index_files.is_empty())
+            })
+            .collect();
+        if relevant.is_empty() {
+            return Ok(());
+        }
+        let entries = match latest {
+            Some(s) => self.manifests.index_entries(s)?,
+            None => Vec::new(),
+        };
+        for m in relevant {
+            let current = entries
+                .iter()
+                .find(|e| {
+                    e.partition == m.partition
+                        && e.bucket == m.bucket
+                        && e.index_file.index_type == strata_spec::index_file_meta::DELETION_VECTORS_INDEX
+                })
+                .map(|e| e.index_file.file_name.clone());
+            if let Some(expected) = &m.expected_dv_index {
+                if &current != expected {
+                    return Err(Error::Conflict {
+                        message: format!(
+                            "the deletion vectors of bucket {} changed concurrently (index {:?}, this writer started from {:?}); reopen the writer and retry",
+                            m.bucket, current, expected
                         ),
                     });
                 }

@@ -253,6 +253,7 @@ impl TableWrite {
                                     compact_after: inc.compact_after,
                                     new_index_files: inc.new_index_files,
                                     deleted_index_files: Vec::new(),
+                                    expected_dv_index: inc.dv_index_base,
                                 });
                             }
                         }
