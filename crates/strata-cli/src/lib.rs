@@ -185,6 +185,42 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Replay a workload file against a model; print the first divergence.
+    Replay {
+        /// The workload (JSON lines, docs/WORKLOADS.md).
+        file: String,
+        /// Fail a storage operation in this share of the commits (0..=1).
+        #[arg(long, default_value_t = 0.0)]
+        faults: f64,
+        /// Where the table goes (a temporary directory by default).
+        #[arg(long)]
+        dir: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replay random workloads until time runs out; report workloads/s, faults and failures (shrunk
+    /// failing workloads are saved).
+    Soak {
+        /// How long to run.
+        #[arg(long, default_value_t = 60)]
+        seconds: u64,
+        /// Commits per workload.
+        #[arg(long, default_value_t = 12)]
+        commits: usize,
+        /// Share of commits with an injected fault.
+        #[arg(long, default_value_t = 0.3)]
+        faults: f64,
+        /// First seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Where failing workloads are saved.
+        #[arg(long, default_value = "soak-failures")]
+        save: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show a table's schema, snapshots, and files per bucket and level.
     Inspect {
         /// The table directory.
@@ -282,6 +318,69 @@ fn run(cli: Cli) -> Result<(), Error> {
             let age = strata_table::maintenance::parse_older_than(&older_than)?;
             let r = strata_table::maintenance::remove_orphan_files(&table, age, dry_run)?;
             maintenance_report(json, &r, "removed orphans")?;
+        }
+        Command::Replay { file, faults, dir, json } => {
+            use strata_table::workload::{replay, FaultPlan, Workload};
+            if !(0.0..=1.0).contains(&faults) {
+                return Err(Error::invalid("--faults", format!("{faults} is outside 0..=1")));
+            }
+            let text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
+            let w = Workload::parse(&text).map_err(|e| e.in_file(&file))?;
+            let tmp = std::env::temp_dir().join(format!("strata-replay-{}", uuid::Uuid::new_v4()));
+            let dir = dir.unwrap_or_else(|| tmp.to_string_lossy().into_owned());
+            let plan = (faults > 0.0).then_some(FaultPlan { rate: faults, seed: 1 });
+            let outcome = replay(&absolute(&dir), &w, plan)?;
+            let _ = std::fs::remove_dir_all(&tmp);
+            match outcome {
+                Ok(stats) => report(json, &serde_json::json!({"ok": true, "stats": stats}), &format!("ok: {stats:?}")),
+                Err(d) => {
+                    return Err(Error::Corrupt { path: file, message: d.to_string() });
+                }
+            }
+        }
+        Command::Soak { seconds, commits, faults, seed, save, json } => {
+            use strata_table::workload::{replay, shrink, FaultPlan, Workload};
+            let started = std::time::Instant::now();
+            let tmp = std::env::temp_dir().join(format!("strata-soak-{}", uuid::Uuid::new_v4()));
+            let dir = tmp.to_string_lossy().into_owned();
+            let (mut runs, mut injected, mut failed_commits, mut failures) = (0u64, 0usize, 0usize, Vec::new());
+            let mut s = seed;
+            while started.elapsed().as_secs() < seconds {
+                let w = Workload::generate(s, commits);
+                let plan = (faults > 0.0).then_some(FaultPlan { rate: faults, seed: s });
+                match replay(&dir, &w, plan)? {
+                    Ok(stats) => {
+                        injected += stats.faults;
+                        failed_commits += stats.failed_commits;
+                    }
+                    Err(d) => {
+                        let small = shrink(&dir, &w, plan, 200);
+                        std::fs::create_dir_all(&save).map_err(|e| Error::io(&save, e))?;
+                        let path = format!("{save}/seed-{s}.jsonl");
+                        std::fs::write(&path, small.to_text()).map_err(|e| Error::io(&path, e))?;
+                        eprintln!("seed {s}: {d} (shrunk to {} steps: {path})", small.ops.len());
+                        failures.push(s);
+                    }
+                }
+                runs += 1;
+                s += 1;
+            }
+            let _ = std::fs::remove_dir_all(&tmp);
+            let secs = started.elapsed().as_secs_f64();
+            report(
+                json,
+                &serde_json::json!({"workloads": runs, "seconds": secs, "workloadsPerSecond": runs as f64 / secs,
+                    "faultsInjected": injected, "failedCommits": failed_commits, "failures": failures}),
+                &format!(
+                    "{runs} workloads in {secs:.0}s ({:.2}/s), {injected} faults injected ({failed_commits} commits failed and recovered), {} divergences{}",
+                    runs as f64 / secs,
+                    failures.len(),
+                    if failures.is_empty() { String::new() } else { format!(": seeds {failures:?}") }
+                ),
+            );
+            if !failures.is_empty() {
+                return Err(Error::Corrupt { path: save, message: format!("{} workloads diverged", failures.len()) });
+            }
         }
         Command::Get { table_dir, keys, snapshot, format } => {
             let table = Table::open(io(), &absolute(&table_dir))?;

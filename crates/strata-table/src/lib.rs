@@ -12,6 +12,7 @@ pub mod scan;
 pub mod schema_manager;
 pub mod snapshot_manager;
 pub mod table;
+pub mod workload;
 pub mod write;
 
 pub use catalog::FileSystemCatalog;
