@@ -195,6 +195,9 @@ enum Command {
         /// Where the table goes (a temporary directory by default).
         #[arg(long)]
         dir: Option<String>,
+        /// On a divergence, shrink the workload and write it here.
+        #[arg(long)]
+        shrink: Option<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -319,7 +322,7 @@ fn run(cli: Cli) -> Result<(), Error> {
             let r = strata_table::maintenance::remove_orphan_files(&table, age, dry_run)?;
             maintenance_report(json, &r, "removed orphans")?;
         }
-        Command::Replay { file, faults, dir, json } => {
+        Command::Replay { file, faults, dir, shrink, json } => {
             use strata_table::workload::{replay, FaultPlan, Workload};
             if !(0.0..=1.0).contains(&faults) {
                 return Err(Error::invalid("--faults", format!("{faults} is outside 0..=1")));
@@ -334,6 +337,12 @@ fn run(cli: Cli) -> Result<(), Error> {
             match outcome {
                 Ok(stats) => report(json, &serde_json::json!({"ok": true, "stats": stats}), &format!("ok: {stats:?}")),
                 Err(d) => {
+                    if let Some(out) = shrink {
+                        let small = strata_table::workload::shrink(&tmp.to_string_lossy(), &w, plan, 500);
+                        std::fs::write(&out, small.to_text()).map_err(|e| Error::io(&out, e))?;
+                        let _ = std::fs::remove_dir_all(&tmp);
+                        eprintln!("shrunk to {} steps: {out}", small.ops.len());
+                    }
                     return Err(Error::Corrupt { path: file, message: d.to_string() });
                 }
             }

@@ -69,6 +69,7 @@ pub struct MergeIterator {
     group_runs: Vec<usize>,
     run_levels: Vec<i32>,
     lookup: Option<Box<dyn LookupHook>>,
+    pending_reset: std::cell::Cell<Option<Src>>,
     out: Vec<Merged>,
     value_types: Vec<DataType>,
     failed: bool,
@@ -107,6 +108,7 @@ impl MergeIterator {
             group_runs: Vec::new(),
             run_levels: Vec::new(),
             lookup: None,
+            pending_reset: std::cell::Cell::new(None),
             out: Vec::new(),
             value_types,
             failed: false,
@@ -291,6 +293,12 @@ impl MergeIterator {
         }
         let key = self.arena[first.0].rows.row(first.1);
         let Some(before) = hook.lookup(key.as_ref())? else { return Ok(()) };
+        if self.cfg.engine == MergeEngine::FirstRow {
+            // The key already has its first row below: the level-0 records are later ones and go away.
+            self.group.clear();
+            self.group_runs.clear();
+            return Ok(());
+        }
         if let Some(batch) = before.record {
             let rows = Arc::new(
                 self.converter
@@ -309,6 +317,16 @@ impl MergeIterator {
 
     fn value(&self, src: Src, i: usize) -> Result<Option<Datum>> {
         datum_at(self.arena[src.batch].batch.column(self.layout.value_index(i)).as_ref(), src.row)
+    }
+
+    /// A result that follows a delete which reset the key: where retractions are kept (level 0), the delete
+    /// is written before the result, so a later merge with older copies of the key (found by lookup in
+    /// deeper levels) still starts from nothing. The delete is queued here; the result is returned.
+    fn with_reset(&self, reset: Option<Src>, result: Merged) -> Option<Merged> {
+        if let (Some(d), false) = (reset, self.drop_delete) {
+            self.pending_reset.set(Some(d));
+        }
+        Some(result)
     }
 
     /// Applies the merge engine to `self.group`.
@@ -331,6 +349,7 @@ impl MergeIterator {
                 let mut values: Vec<Option<Src>> = vec![None; n];
                 let mut base: Option<Src> = None;
                 let mut deleted: Option<Src> = None;
+                let mut reset: Option<Src> = None;
                 for &(src, _, kind) in &self.group {
                     if is_retract(kind) {
                         if cfg.ignore_delete {
@@ -340,6 +359,7 @@ impl MergeIterator {
                             values.iter_mut().for_each(|v| *v = None);
                             base = None;
                             deleted = Some(src);
+                            reset = Some(src);
                             continue;
                         }
                         return Err(Error::unsupported(
@@ -356,7 +376,7 @@ impl MergeIterator {
                     }
                 }
                 match (base, deleted) {
-                    (Some(base), _) => Ok(Some(Merged::Columns { base, values })),
+                    (Some(base), _) => Ok(self.with_reset(reset, Merged::Columns { base, values })),
                     (None, Some(d)) if !self.drop_delete => Ok(Some(Merged::Row(d))),
                     _ => Ok(None),
                 }
@@ -366,6 +386,7 @@ impl MergeIterator {
                 let mut states = vec![AggState::default(); n];
                 let mut base: Option<Src> = None;
                 let mut deleted: Option<Src> = None;
+                let mut reset: Option<Src> = None;
                 for &(src, _, kind) in &self.group {
                     if is_retract(kind) {
                         if cfg.ignore_delete {
@@ -375,6 +396,7 @@ impl MergeIterator {
                             states.iter_mut().for_each(AggState::reset);
                             base = None;
                             deleted = Some(src);
+                            reset = Some(src);
                             continue;
                         }
                         for (i, s) in states.iter_mut().enumerate() {
@@ -401,7 +423,7 @@ impl MergeIterator {
                                 values[i] = self.value(base, i)?;
                             }
                         }
-                        Ok(Some(Merged::Computed { base, kind: RowKind::Insert.to_byte(), values }))
+                        Ok(self.with_reset(reset, Merged::Computed { base, kind: RowKind::Insert.to_byte(), values }))
                     }
                     (None, Some(d)) if !self.drop_delete => Ok(Some(Merged::Row(d))),
                     _ => Ok(None),
@@ -503,6 +525,9 @@ impl Iterator for MergeIterator {
                     break;
                 }
                 if let Some(m) = self.merge_group()? {
+                    if let Some(d) = self.pending_reset.take() {
+                        self.out.push(Merged::Row(d));
+                    }
                     self.out.push(m);
                 }
             }

@@ -464,7 +464,9 @@ impl MergeTreeWriter {
             self.opts.batch_size,
         )?;
         let has_level0 = run_levels.contains(&0);
-        if dv_mode && has_level0 && output < self.levels.max_level() {
+        // The lookup wrapper: deletion vectors mark older copies; first-row drops later copies.
+        let lookup_engine = dv_mode || self.opts.merge.engine == MergeEngine::FirstRow;
+        if lookup_engine && has_level0 && output < self.levels.max_level() {
             merged = merged.with_lookup(
                 run_levels,
                 Box::new(Hook { state: self.state.clone(), levels: self.levels.clone(), start_level: output + 1 }),

@@ -27,9 +27,17 @@ pub struct Header {
     /// `deletion-vectors.enabled` at creation.
     #[serde(default)]
     pub deletion_vectors: bool,
+    /// `merge-engine`: deduplicate (default), partial-update, aggregation (`v` summed, `s` last non-null) or
+    /// first-row.
+    #[serde(default = "default_engine")]
+    pub merge_engine: String,
     /// More table options.
     #[serde(default)]
     pub options: BTreeMap<String, String>,
+}
+
+fn default_engine() -> String {
+    "deduplicate".to_string()
 }
 
 /// One row.
@@ -160,10 +168,13 @@ impl Workload {
     pub fn generate(seed: u64, commits: usize) -> Self {
         let mut rng = StdRng::seed_from_u64(seed);
         let partitioned = rng.random_bool(0.3);
+        let engine =
+            ["deduplicate", "deduplicate", "partial-update", "aggregation", "first-row"][rng.random_range(0..5)];
         let header = Header {
             buckets: rng.random_range(1..=3),
             partitioned,
-            deletion_vectors: rng.random_bool(0.5),
+            deletion_vectors: engine != "first-row" && rng.random_bool(0.5),
+            merge_engine: engine.to_string(),
             options: BTreeMap::from([
                 ("num-sorted-run.compaction-trigger".to_string(), rng.random_range(2..=5).to_string()),
                 ("target-file-size".to_string(), format!("{} kb", rng.random_range(4..=64))),
@@ -210,7 +221,8 @@ impl Workload {
                 0..=2 => ops.push(Op::Compact),
                 3 => ops.push(Op::FullCompact),
                 4..=6 => ops.push(Op::Expire { retain: rng.random_range(1..4) }),
-                7 => ops.push(Op::SwitchMode { dv: rng.random_bool(0.5) }),
+                // First-row tables cannot have deletion vectors.
+                7 if engine != "first-row" => ops.push(Op::SwitchMode { dv: rng.random_bool(0.5) }),
                 8 => ops.push(Op::Reopen),
                 9..=12 => ops.push(Op::Get { key: key(&mut rng) }),
                 _ => {}
@@ -265,6 +277,40 @@ pub struct FaultPlan {
     pub seed: u64,
 }
 
+/// Folds one buffered change into the model as the merge engine does.
+fn apply_change(model: &mut Model, engine: &str, key: (String, i64), change: Option<Values>) {
+    match (engine, change) {
+        ("first-row", None) => {}
+        ("first-row", Some(v)) => {
+            model.entry(key).or_insert(v);
+        }
+        (_, None) => {
+            model.remove(&key);
+        }
+        ("partial-update", Some((v, s))) => {
+            let cur = model.entry(key).or_insert((None, None));
+            if v.is_some() {
+                cur.0 = v;
+            }
+            if s.is_some() {
+                cur.1 = s;
+            }
+        }
+        ("aggregation", Some((v, s))) => {
+            let cur = model.entry(key).or_insert((None, None));
+            if let Some(x) = v {
+                cur.0 = Some(cur.0.unwrap_or(0).wrapping_add(x));
+            }
+            if s.is_some() {
+                cur.1 = s;
+            }
+        }
+        (_, Some(v)) => {
+            model.insert(key, v);
+        }
+    }
+}
+
 struct Runner {
     faulty: FaultyFileIO,
     path: String,
@@ -273,6 +319,7 @@ struct Runner {
     model: Model,
     pending: Vec<(Key, Option<Values>)>,
     partitioned: bool,
+    engine: String,
 }
 
 fn key_of(k: &Key) -> (String, i64) {
@@ -411,6 +458,17 @@ pub fn replay(
     columns.push(("s".to_string(), DataType::string()));
     let mut options = w.header.options.clone();
     options.insert("bucket".into(), w.header.buckets.to_string());
+    options.insert("merge-engine".into(), w.header.merge_engine.clone());
+    match w.header.merge_engine.as_str() {
+        "partial-update" => {
+            options.insert("partial-update.remove-record-on-delete".into(), "true".into());
+        }
+        "aggregation" => {
+            options.insert("fields.v.aggregate-function".into(), "sum".into());
+            options.insert("aggregation.remove-record-on-delete".into(), "true".into());
+        }
+        _ => {}
+    }
     options.insert("deletion-vectors.enabled".into(), w.header.deletion_vectors.to_string());
     let schema = TableSchema::new(columns, partition_keys, pk, options, 0)?;
     let table = Table::create(Arc::new(faulty.clone()), &path, schema)?;
@@ -422,6 +480,7 @@ pub fn replay(
         model: Model::new(),
         pending: Vec::new(),
         partitioned: w.header.partitioned,
+        engine: w.header.merge_engine.clone(),
     };
     let mut rng = faults.map(|f| StdRng::seed_from_u64(f.seed));
     let mut stats = ReplayStats::default();
@@ -451,14 +510,7 @@ pub fn replay(
             Op::Commit => {
                 let mut after = r.model.clone();
                 for (k, v) in &r.pending {
-                    match v {
-                        Some(v) => {
-                            after.insert(key_of(k), v.clone());
-                        }
-                        None => {
-                            after.remove(&key_of(k));
-                        }
-                    }
+                    apply_change(&mut after, &r.engine, key_of(k), v.clone());
                 }
                 let plan = rng.as_mut().and_then(|rng| {
                     let rate = faults.map_or(0.0, |f| f.rate);
@@ -507,14 +559,7 @@ pub fn replay(
                 // Buffered rows are committed first, as a compaction commits them too.
                 let mut after = r.model.clone();
                 for (k, v) in r.pending.drain(..) {
-                    match v {
-                        Some(v) => {
-                            after.insert(key_of(&k), v);
-                        }
-                        None => {
-                            after.remove(&key_of(&k));
-                        }
-                    }
+                    apply_change(&mut after, &r.engine, key_of(&k), v);
                 }
                 match r.writer()?.compact(full) {
                     Ok(_) => r.model = after,
