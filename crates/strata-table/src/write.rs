@@ -101,6 +101,13 @@ impl TableWrite {
     fn writer(&mut self, partition: &BinaryRow, bucket: i32) -> Result<&mut MergeTreeWriter> {
         let key = (partition.serialize(), bucket);
         if !self.writers.contains_key(&key) {
+            // A bucket writer starts from the latest snapshot, not from when this TableWrite was made: commits
+            // (its own included) may have landed since, and expiration may have removed older snapshots.
+            let latest = self.table.snapshot(None)?;
+            if latest.as_ref().map(|s| s.id) != self.base.as_ref().map(|s| s.id) {
+                self.base = latest;
+                self.live = None;
+            }
             let files: Vec<_> =
                 self.live()?.get(&key).map(|v| v.iter().map(|e| e.file.clone()).collect()).unwrap_or_default();
             let schema = self.table.schema();
