@@ -148,6 +148,21 @@ def cmd_read(path):
     return [{k: _json_value(v) for k, v in row.items()} for row in t.to_pylist()]
 
 
+def cmd_time_read(path):
+    """Reads the latest snapshot of the table at `path` with pypaimon; returns rows and seconds (best of 3)."""
+    import time
+    table = _table_at(path)
+    best, rows = None, 0
+    for _ in range(3):
+        started = time.perf_counter()
+        rb = table.new_read_builder()
+        t = rb.new_read().to_arrow(rb.new_scan().plan().splits())
+        secs = time.perf_counter() - started
+        rows = 0 if t is None else t.num_rows
+        best = secs if best is None else min(best, secs)
+    return {'rows': rows, 'seconds': best}
+
+
 def _b64(b):
     return None if b is None else base64.b64encode(bytes(b)).decode()
 
@@ -317,6 +332,8 @@ def main():
         res = cmd_write(json.loads(sys.argv[2]))
     elif cmd == 'workload':
         res = cmd_workload(json.loads(sys.argv[2]))
+    elif cmd == 'time_read':
+        res = cmd_time_read(sys.argv[2])
     elif cmd == 'read':
         res = cmd_read(sys.argv[2])
     elif cmd == 'meta':
