@@ -69,7 +69,6 @@ pub struct MergeIterator {
     group_runs: Vec<usize>,
     run_levels: Vec<i32>,
     lookup: Option<Box<dyn LookupHook>>,
-    pending_reset: std::cell::Cell<Option<Src>>,
     out: Vec<Merged>,
     value_types: Vec<DataType>,
     failed: bool,
@@ -108,7 +107,6 @@ impl MergeIterator {
             group_runs: Vec::new(),
             run_levels: Vec::new(),
             lookup: None,
-            pending_reset: std::cell::Cell::new(None),
             out: Vec::new(),
             value_types,
             failed: false,
@@ -319,30 +317,31 @@ impl MergeIterator {
         datum_at(self.arena[src.batch].batch.column(self.layout.value_index(i)).as_ref(), src.row)
     }
 
-    /// A result that follows a delete which reset the key: where retractions are kept (level 0), the delete
-    /// is written before the result, so a later merge with older copies of the key (found by lookup in
-    /// deeper levels) still starts from nothing. The delete is queued here; the result is returned.
-    fn with_reset(&self, reset: Option<Src>, result: Merged) -> Option<Merged> {
+    /// Queues a result that follows a delete which reset the key. Where retractions are kept (level 0), the
+    /// delete is written first, so a later merge with older copies of the key (found by lookup in deeper
+    /// levels) still starts from nothing.
+    fn push_after_reset(&self, out: &mut Vec<Merged>, reset: Option<Src>, result: Merged) {
         if let (Some(d), false) = (reset, self.drop_delete) {
-            self.pending_reset.set(Some(d));
+            out.push(Merged::Row(d));
         }
-        Some(result)
+        out.push(result);
     }
 
     /// Applies the merge engine to `self.group`.
-    fn merge_group(&self) -> Result<Option<Merged>> {
+    fn merge_group(&self, out: &mut Vec<Merged>) -> Result<()> {
         let cfg = &self.cfg;
         let live = |k: i8| !(cfg.ignore_delete && is_retract(k));
         match cfg.engine {
             MergeEngine::Deduplicate => {
-                let Some(&(src, _, kind)) = self.group.iter().rev().find(|g| live(g.2)) else { return Ok(None) };
-                if is_retract(kind) && self.drop_delete {
-                    return Ok(None);
+                let Some(&(src, _, kind)) = self.group.iter().rev().find(|g| live(g.2)) else { return Ok(()) };
+                if !(is_retract(kind) && self.drop_delete) {
+                    out.push(Merged::Row(src));
                 }
-                Ok(Some(Merged::Row(src)))
+                Ok(())
             }
             MergeEngine::FirstRow => {
-                Ok(self.group.iter().find(|g| !is_retract(g.2)).map(|&(src, _, _)| Merged::Row(src)))
+                out.extend(self.group.iter().find(|g| !is_retract(g.2)).map(|&(src, _, _)| Merged::Row(src)));
+                Ok(())
             }
             MergeEngine::PartialUpdate => {
                 let n = self.value_types.len();
@@ -376,10 +375,11 @@ impl MergeIterator {
                     }
                 }
                 match (base, deleted) {
-                    (Some(base), _) => Ok(self.with_reset(reset, Merged::Columns { base, values })),
-                    (None, Some(d)) if !self.drop_delete => Ok(Some(Merged::Row(d))),
-                    _ => Ok(None),
+                    (Some(base), _) => self.push_after_reset(out, reset, Merged::Columns { base, values }),
+                    (None, Some(d)) if !self.drop_delete => out.push(Merged::Row(d)),
+                    _ => {}
                 }
+                Ok(())
             }
             MergeEngine::Aggregation => {
                 let n = self.value_types.len();
@@ -423,11 +423,16 @@ impl MergeIterator {
                                 values[i] = self.value(base, i)?;
                             }
                         }
-                        Ok(self.with_reset(reset, Merged::Computed { base, kind: RowKind::Insert.to_byte(), values }))
+                        self.push_after_reset(
+                            out,
+                            reset,
+                            Merged::Computed { base, kind: RowKind::Insert.to_byte(), values },
+                        )
                     }
-                    (None, Some(d)) if !self.drop_delete => Ok(Some(Merged::Row(d))),
-                    _ => Ok(None),
+                    (None, Some(d)) if !self.drop_delete => out.push(Merged::Row(d)),
+                    _ => {}
                 }
+                Ok(())
             }
         }
     }
@@ -524,12 +529,10 @@ impl Iterator for MergeIterator {
                 if !self.next_group()? {
                     break;
                 }
-                if let Some(m) = self.merge_group()? {
-                    if let Some(d) = self.pending_reset.take() {
-                        self.out.push(Merged::Row(d));
-                    }
-                    self.out.push(m);
-                }
+                let mut out = std::mem::take(&mut self.out);
+                let merged = self.merge_group(&mut out);
+                self.out = out;
+                merged?;
             }
             if self.out.is_empty() {
                 return Ok(None);
