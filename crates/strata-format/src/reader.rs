@@ -61,6 +61,9 @@ fn runs_for_positions(positions: &[u64], num_rows: u64) -> Vec<(bool, usize)> {
 
 type ArrowBatches = Box<dyn Iterator<Item = std::result::Result<RecordBatch, ArrowError>> + Send>;
 
+/// An opened file: its batches, row count, the row ranges read, and the projected root columns.
+type Opened = (ArrowBatches, u64, Vec<std::ops::Range<u64>>, Vec<usize>);
+
 /// Batches of one file, in file order, with deleted rows skipped.
 pub struct FileBatches {
     path: String,
@@ -123,8 +126,7 @@ pub fn open_file(io: &dyn FileIO, path: &str, format: FileFormat, req: &ReadRequ
 fn open_bytes(bytes: Vec<u8>, path: &str, format: FileFormat, req: &ReadRequest<'_>) -> Result<FileBatches> {
     let _span = tracing::debug_span!("open_data_file", path).entered();
     let bytes = Bytes::from(bytes);
-    let (inner, file_schema, num_rows, ranges): (ArrowBatches, SchemaRef, u64, Vec<std::ops::Range<u64>>) = match format
-    {
+    let (inner, num_rows, ranges, roots): Opened = match format {
         FileFormat::Parquet => {
             // With a position selection (point lookups), load the page index so unselected pages are skipped
             // without being decompressed.
@@ -192,13 +194,13 @@ fn open_bytes(bytes: Vec<u8>, path: &str, format: FileFormat, req: &ReadRequest<
                     .with_row_selection_policy(policy);
             }
             let reader = builder.build().map_err(|e| corrupt(path, e))?;
-            (Box::new(reader), file_schema, num_rows, ranges)
+            (Box::new(reader), num_rows, ranges, roots)
         }
         FileFormat::Orc => {
             let builder = orc_rust::ArrowReaderBuilder::try_new(bytes).map_err(|e| corrupt(path, e))?;
             let num_rows = builder.file_metadata().number_of_rows();
             let file_schema = builder.schema();
-            root_indices(path, &file_schema, &req.columns)?;
+            let roots = root_indices(path, &file_schema, &req.columns)?;
             let names: Vec<&str> = req.columns.iter().map(|(n, _)| n.as_str()).collect();
             let mask =
                 orc_rust::projection::ProjectionMask::named_roots(builder.file_metadata().root_data_type(), &names);
@@ -231,15 +233,12 @@ fn open_bytes(bytes: Vec<u8>, path: &str, format: FileFormat, req: &ReadRequest<
                     .collect();
                 builder = builder.with_row_selection(orc_rust::RowSelection::from(selectors));
             }
-            (Box::new(builder.build()), file_schema, num_rows, std::iter::once(0..num_rows).collect())
+            (Box::new(builder.build()), num_rows, std::iter::once(0..num_rows).collect(), roots)
         }
     };
     // Projected columns arrive in file order; `order` maps wanted position -> position in the batch.
-    let mut projected: Vec<(usize, usize)> = root_indices(path, &file_schema, &req.columns)?
-        .into_iter()
-        .enumerate()
-        .map(|(wanted, root)| (root, wanted))
-        .collect();
+    let mut projected: Vec<(usize, usize)> =
+        roots.into_iter().enumerate().map(|(wanted, root)| (root, wanted)).collect();
     projected.sort();
     let mut order = vec![0; req.columns.len()];
     for (batch_pos, (_, wanted)) in projected.iter().enumerate() {
