@@ -172,6 +172,8 @@ impl FileStoreCommit {
         let mut retries = 0u32;
         // Snapshots up to this id were checked (or predate the commit) for our own earlier attempt.
         let mut checked_up_to: Option<i64> = None;
+        // The manifest entries this commit adds and deletes: the same for every attempt.
+        let delta = Self::delta_entries(c);
         loop {
             let latest = self.snapshots.latest()?;
             let latest_id = latest.as_ref().map_or(0, |s| s.id);
@@ -186,11 +188,11 @@ impl FileStoreCommit {
                 Some(s) => self.manifests.live_files(s)?,
                 None => LiveFiles::new(),
             };
-            self.check_conflicts(&live, c)?;
+            self.check_conflicts(&live, c, &delta)?;
             self.check_dv_conflicts(latest.as_ref(), c)?;
 
             let mut written = Vec::new();
-            let attempt = match self.prepare(latest.as_ref(), c, &mut written) {
+            let attempt = match self.prepare(latest.as_ref(), c, &delta, &mut written) {
                 Ok(a) => a,
                 Err(e) => {
                     self.clean_up(&written);
@@ -304,8 +306,7 @@ impl FileStoreCommit {
 
     /// Paimon's checks: files to delete are still live; bucket counts agree; at levels >= 1 of a bucket,
     /// key ranges do not overlap once the commit is applied.
-    fn check_conflicts(&self, live: &LiveFiles, c: &Committable) -> Result<()> {
-        let delta = Self::delta_entries(c);
+    fn check_conflicts(&self, live: &LiveFiles, c: &Committable, delta: &[ManifestEntry]) -> Result<()> {
         for e in delta.iter().filter(|e| e.kind == FileKind::Delete) {
             if !live.contains_key(&e.identifier()) {
                 return Err(Error::Conflict {
@@ -339,7 +340,7 @@ impl FileStoreCommit {
                 merged.insert(id.clone(), e.clone());
             }
         }
-        merge_into(&mut merged, delta.into_iter().filter(|e| e.file.level > 0).collect());
+        merge_into(&mut merged, delta.iter().filter(|e| e.file.level > 0).cloned().collect());
         let mut by_level: BTreeMap<(Vec<u8>, i32, i32), Vec<KeyRange>> = BTreeMap::new();
         for e in merged.values() {
             by_level.entry((e.partition.serialize(), e.bucket, e.file.level)).or_default().push(KeyRange {
@@ -403,9 +404,14 @@ impl FileStoreCommit {
         Ok(())
     }
 
-    fn prepare(&self, latest: Option<&Snapshot>, c: &Committable, written: &mut Vec<String>) -> Result<Attempt> {
+    fn prepare(
+        &self,
+        latest: Option<&Snapshot>,
+        c: &Committable,
+        delta: &[ManifestEntry],
+        written: &mut Vec<String>,
+    ) -> Result<Attempt> {
         let _span = tracing::debug_span!("prepare_commit").entered();
-        let delta = Self::delta_entries(c);
         // Base = everything the previous snapshot listed; compacted into fresh manifests when it grows long.
         let mut base: Vec<ManifestFileMeta> = match latest {
             Some(s) => self.manifests.data_manifests(s)?,
@@ -419,7 +425,7 @@ impl FileStoreCommit {
             let entries: Vec<ManifestEntry> = live.into_values().collect();
             base = self.manifests.write_manifests(&entries, written)?;
         }
-        let delta_metas = self.manifests.write_manifests(&delta, written)?;
+        let delta_metas = self.manifests.write_manifests(delta, written)?;
         let (base_list, base_size) = self.manifests.write_manifest_list(&base, written)?;
         let (delta_list, delta_size) = self.manifests.write_manifest_list(&delta_metas, written)?;
         let index_manifest = self.next_index_manifest(latest, c, written)?;
