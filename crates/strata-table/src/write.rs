@@ -30,6 +30,8 @@ pub struct TableWrite {
     bucket_types: Vec<DataType>,
     rowkind_idx: Option<usize>,
     value_types: Vec<DataType>,
+    /// The Arrow schema rows are conformed to (the table's columns).
+    value_schema: arrow_schema::SchemaRef,
 }
 
 impl TableWrite {
@@ -65,7 +67,9 @@ impl TableWrite {
             Some(f) => Some(idx(std::slice::from_ref(&f))?[0]),
         };
         let value_types: Vec<DataType> = schema.fields.iter().map(|f| f.data_type).collect();
+        let value_schema = strata_format::KeyValueLayout::new(schema)?.value_schema;
         Ok(TableWrite {
+            value_schema,
             base: table.snapshot(None)?,
             table: table.clone(),
             live: None,
@@ -83,6 +87,11 @@ impl TableWrite {
     /// The table.
     pub fn table(&self) -> &Table {
         &self.table
+    }
+
+    /// The Arrow schema of the table's rows.
+    pub fn value_schema(&self) -> &arrow_schema::SchemaRef {
+        &self.value_schema
     }
 
     fn live(&mut self) -> Result<&LiveByBucket> {
@@ -152,8 +161,7 @@ impl TableWrite {
             }
             cols.push(col);
         }
-        let layout_schema = strata_format::KeyValueLayout::new(schema)?.value_schema;
-        RecordBatch::try_new(layout_schema, cols).map_err(|e| Error::invalid("rows", e.to_string()))
+        RecordBatch::try_new(self.value_schema.clone(), cols).map_err(|e| Error::invalid("rows", e.to_string()))
     }
 
     /// Writes rows (every column of the table by name; nullable columns may be missing). Row kinds come from
@@ -357,13 +365,12 @@ impl TableWriter {
             return Ok(());
         }
         let schema = self.write.table().schema().clone();
-        let layout = strata_format::KeyValueLayout::new(&schema)?;
         let mut cols = Vec::with_capacity(schema.fields.len());
         for (i, f) in schema.fields.iter().enumerate() {
             let values: Vec<Option<strata_spec::Datum>> = self.rows.iter().map(|r| r[i].clone()).collect();
             cols.push(strata_format::arrow_types::array_of(&f.data_type, &values)?);
         }
-        let batch = RecordBatch::try_new(layout.value_schema.clone(), cols)
+        let batch = RecordBatch::try_new(self.write.value_schema().clone(), cols)
             .map_err(|e| Error::invalid("rows", e.to_string()))?;
         let kinds = std::mem::take(&mut self.kinds);
         self.rows.clear();
