@@ -148,6 +148,95 @@ pub fn pick_full(num_levels: usize, runs: &[LevelSortedRun]) -> Option<CompactUn
     Some(CompactUnit { output_level: num_levels as i32 - 1, run_count: runs.len() })
 }
 
+/// One input file of a compaction unit, as the task planner sees it.
+#[derive(Debug, Clone)]
+pub struct TaskFile<K> {
+    /// Index of the sorted run it belongs to (runs newest first, as the unit lists them).
+    pub run: usize,
+    /// Smallest key.
+    pub min: K,
+    /// Largest key.
+    pub max: K,
+    /// Bytes.
+    pub size: i64,
+}
+
+/// One step of executing a compaction unit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskStep {
+    /// Merge these sections into new files at the output level. Sections are disjoint and in key order; each
+    /// is a list of sorted runs (in run order), each a list of file indices in key order.
+    Rewrite(Vec<Vec<Vec<usize>>>),
+    /// Move this file to the output level unchanged, if the executor finds that safe (else rewrite it alone).
+    Upgrade(usize),
+}
+
+/// Paimon's `MergeTreeCompactTask`: splits a unit's files into sections of transitively overlapping key
+/// ranges. A section with several runs must be merged. A section that is one file needs no merge: when the
+/// file is at least `min_file_size` (Paimon: 70% of `target-file-size`) it is upgraded in place, so
+/// sequential-key ingestion never rewrites data; smaller ones are merged with their neighbours to keep the
+/// file count down. Steps come in key order.
+pub fn plan_task<K>(
+    files: &[TaskFile<K>],
+    min_file_size: i64,
+    cmp: impl Fn(&K, &K) -> std::cmp::Ordering,
+) -> Vec<TaskStep> {
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by(|&a, &b| cmp(&files[a].min, &files[b].min).then_with(|| cmp(&files[a].max, &files[b].max)));
+    // Sections: a file joins the current one when it starts at or before the section's largest key.
+    let mut sections: Vec<Vec<usize>> = Vec::new();
+    let mut bound: Option<usize> = None;
+    for i in order {
+        match bound {
+            Some(b) if cmp(&files[i].min, &files[b].max).is_le() => {
+                if cmp(&files[i].max, &files[b].max).is_gt() {
+                    bound = Some(i);
+                }
+                if let Some(last) = sections.last_mut() {
+                    last.push(i);
+                }
+            }
+            _ => {
+                sections.push(vec![i]);
+                bound = Some(i);
+            }
+        }
+    }
+    let as_runs = |section: &[usize]| -> Vec<Vec<usize>> {
+        let mut runs: Vec<(usize, Vec<usize>)> = Vec::new();
+        for &i in section {
+            match runs.iter_mut().find(|(r, _)| *r == files[i].run) {
+                Some((_, v)) => v.push(i),
+                None => runs.push((files[i].run, vec![i])),
+            }
+        }
+        runs.sort_by_key(|(r, _)| *r);
+        runs.into_iter().map(|(_, v)| v).collect()
+    };
+    let mut steps = Vec::new();
+    let mut candidate: Vec<Vec<Vec<usize>>> = Vec::new();
+    let flush = |candidate: &mut Vec<Vec<Vec<usize>>>, steps: &mut Vec<TaskStep>| {
+        match candidate.as_slice() {
+            [] => {}
+            // A lone single-file section: nothing to merge it with.
+            [only] if only.len() == 1 && only[0].len() == 1 => steps.push(TaskStep::Upgrade(only[0][0])),
+            _ => steps.push(TaskStep::Rewrite(std::mem::take(candidate))),
+        }
+        candidate.clear();
+    };
+    for section in sections {
+        let runs = as_runs(&section);
+        if runs.len() == 1 && runs[0].len() == 1 && files[runs[0][0]].size >= min_file_size {
+            flush(&mut candidate, &mut steps);
+            steps.push(TaskStep::Upgrade(runs[0][0]));
+        } else {
+            candidate.push(runs);
+        }
+    }
+    flush(&mut candidate, &mut steps);
+    steps
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,6 +332,87 @@ mod tests {
                 let unit = pick_force_up_level0(&u, ForceUpMode::Radical, trigger, 6, &runs).unwrap();
                 prop_assert!(unit.run_count >= level0);
             }
+        }
+    }
+
+    fn tf(run: usize, min: i64, max: i64, size: i64) -> TaskFile<i64> {
+        TaskFile { run, min, max, size }
+    }
+
+    #[test]
+    fn non_overlapping_large_files_are_upgraded_and_overlaps_rewritten() {
+        // Sequential ingestion: three level-0 files with disjoint keys, all large: nothing is rewritten.
+        let files = vec![tf(0, 200, 299, 100), tf(1, 100, 199, 100), tf(2, 0, 99, 100)];
+        assert_eq!(
+            plan_task(&files, 70, i64::cmp),
+            vec![TaskStep::Upgrade(2), TaskStep::Upgrade(1), TaskStep::Upgrade(0)]
+        );
+        // An overlap (file 0 and file 2 share key 50) forms one section of two runs; file 1 stays apart.
+        let files = vec![tf(0, 50, 60, 100), tf(1, 100, 199, 100), tf(2, 0, 99, 100)];
+        assert_eq!(
+            plan_task(&files, 70, i64::cmp),
+            vec![TaskStep::Rewrite(vec![vec![vec![0], vec![2]]]), TaskStep::Upgrade(1)]
+        );
+        // Small disjoint files are merged together, not upgraded one by one; a lone small file is upgraded.
+        let files = vec![tf(0, 0, 9, 10), tf(1, 10, 19, 10), tf(2, 20, 29, 100)];
+        assert_eq!(
+            plan_task(&files, 70, i64::cmp),
+            vec![TaskStep::Rewrite(vec![vec![vec![0]], vec![vec![1]]]), TaskStep::Upgrade(2)]
+        );
+        assert_eq!(plan_task(&[tf(0, 0, 9, 10)], 70, i64::cmp), vec![TaskStep::Upgrade(0)]);
+    }
+
+    proptest! {
+        #[test]
+        fn task_steps_cover_every_file_once_and_upgrade_only_what_overlaps_nothing(
+            raw in proptest::collection::vec((0usize..4, 0i64..100, 0i64..20, 1i64..200), 0..24)
+        ) {
+            // Files of one sorted run never overlap: keep each run's files disjoint.
+            let mut files: Vec<TaskFile<i64>> = Vec::new();
+            for &(r, lo, w, sz) in &raw {
+                if !files.iter().any(|f| f.run == r && f.min <= lo + w && lo <= f.max) {
+                    files.push(tf(r, lo, lo + w, sz));
+                }
+            }
+            let steps = plan_task(&files, 70, i64::cmp);
+            let mut seen = vec![0usize; files.len()];
+            let overlaps = |a: usize, b: usize| files[a].min <= files[b].max && files[b].min <= files[a].max;
+            let mut last_max: Option<i64> = None;
+            for step in &steps {
+                let ids: Vec<usize> = match step {
+                    TaskStep::Upgrade(i) => {
+                        // An upgraded file overlaps no other input file.
+                        for j in 0..files.len() {
+                            prop_assert!(j == *i || !overlaps(*i, j));
+                        }
+                        vec![*i]
+                    }
+                    TaskStep::Rewrite(sections) => {
+                        prop_assert!(!sections.is_empty());
+                        for runs in sections {
+                            for run in runs {
+                                // Each run holds files of one input run, in key order, not overlapping.
+                                prop_assert!(run.iter().all(|&i| files[i].run == files[run[0]].run));
+                                for w in run.windows(2) {
+                                    prop_assert!(files[w[0]].max < files[w[1]].min);
+                                }
+                            }
+                        }
+                        sections.iter().flatten().flatten().copied().collect()
+                    }
+                };
+                // Steps are disjoint and in key order.
+                let lo = ids.iter().map(|&i| files[i].min).min().unwrap_or(0);
+                let hi = ids.iter().map(|&i| files[i].max).max().unwrap_or(0);
+                if let Some(m) = last_max {
+                    prop_assert!(m < lo);
+                }
+                last_max = Some(hi);
+                for i in ids {
+                    seen[i] += 1;
+                }
+            }
+            prop_assert!(seen.iter().all(|&n| n == 1));
         }
     }
 }

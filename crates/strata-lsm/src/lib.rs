@@ -3,6 +3,7 @@
 pub mod compaction;
 pub mod levels;
 pub mod lookup;
+pub mod write_buffer;
 pub mod writer;
 
 pub use compaction::{CompactUnit, UniversalCompaction};

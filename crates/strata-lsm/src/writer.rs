@@ -21,8 +21,11 @@ use strata_io::{join, FileIO};
 use strata_spec::options::{LookupCompactMode, MergeEngine};
 use strata_spec::{DataFileMeta, DataType, Error, FileSource, IndexFileMeta, Result, TableSchema};
 
-use crate::compaction::{pick_force_up_level0, pick_full, CompactUnit, ForceUpMode, UniversalCompaction};
+use crate::compaction::{
+    pick_force_up_level0, pick_full, plan_task, CompactUnit, ForceUpMode, TaskFile, TaskStep, UniversalCompaction,
+};
 use crate::levels::Levels;
+use crate::write_buffer::{SpillSettings, WriteBuffer};
 use crate::lookup::LookupLevels;
 
 /// A tiny `Arc<Mutex<T>>` on std, so the lookup hook and the writer share the bucket's lookup state.
@@ -79,6 +82,8 @@ pub struct WriterOptions {
     pub merge: MergeConfig,
     /// Rows per batch in merges.
     pub batch_size: usize,
+    /// Spilling of a full write buffer (`write-buffer-spillable`), `None` when it flushes instead.
+    pub spill: Option<SpillSettings>,
 }
 
 impl WriterOptions {
@@ -121,6 +126,15 @@ impl WriterOptions {
             schema_id: schema.id,
             merge: MergeConfig::from_schema(schema)?,
             batch_size: strata_format::reader::DEFAULT_BATCH_SIZE,
+            spill: if o.write_buffer_spillable()? {
+                Some(SpillSettings {
+                    compression: o.spill_compression()?,
+                    max_disk_size: o.write_buffer_spill_max_disk_size()?,
+                    max_runs: o.local_sort_max_num_file_handles()?,
+                })
+            } else {
+                None
+            },
         })
     }
 }
@@ -189,8 +203,7 @@ pub struct MergeTreeWriter {
     file_counter: Arc<std::sync::atomic::AtomicU64>,
     levels: Levels,
     state: Shared<LookupState>,
-    buffer: Vec<RecordBatch>,
-    buffer_bytes: u64,
+    buffer: WriteBuffer,
     next_seq: i64,
     trigger_count: u32,
     increment: CommitIncrement,
@@ -212,6 +225,7 @@ impl MergeTreeWriter {
     ) -> Result<Self> {
         let opts = WriterOptions::from_schema(schema)?;
         let layout = Arc::new(KeyValueLayout::new(schema)?);
+        let spill = opts.spill.clone();
         let key_types: Vec<DataType> = layout.key_fields.iter().map(|f| f.data_type).collect();
         let levels = Levels::new(key_types, files, opts.num_levels)?;
         let need_values = opts.merge.engine != MergeEngine::Deduplicate || !opts.merge.sequence_fields.is_empty();
@@ -221,7 +235,6 @@ impl MergeTreeWriter {
         Ok(MergeTreeWriter {
             next_seq: levels.max_sequence_number() + 1,
             io,
-            layout,
             opts,
             bucket_dir,
             index_dir,
@@ -229,8 +242,8 @@ impl MergeTreeWriter {
             file_counter: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             levels,
             state: Shared::new(LookupState { lookup, dv }),
-            buffer: Vec::new(),
-            buffer_bytes: 0,
+            buffer: WriteBuffer::new(layout.clone(), spill),
+            layout,
             trigger_count: 0,
             increment: CommitIncrement::default(),
             bucket,
@@ -274,9 +287,8 @@ impl MergeTreeWriter {
         let batch = RecordBatch::try_new(self.layout.file_schema.clone(), cols)
             .map_err(|e| Error::invalid("write", format!("rows do not match the table: {e}")))?;
         self.next_seq += n as i64;
-        self.buffer_bytes += batch.get_array_memory_size() as u64;
         self.buffer.push(batch);
-        if self.buffer_bytes >= self.opts.write_buffer_size {
+        if self.buffer.memory_bytes() >= self.opts.write_buffer_size && !self.buffer.try_spill(self.opts.batch_size)? {
             self.flush()?;
             self.compact(false)?;
         }
@@ -303,20 +315,20 @@ impl MergeTreeWriter {
         )
     }
 
-    /// Sorts, merges and writes the buffer as level-0 files.
+    /// Sorts, merges and writes the buffer (memory and spilled runs) as one level-0 run.
     pub fn flush(&mut self) -> Result<()> {
         if self.buffer.is_empty() {
             return Ok(());
         }
-        let _span = tracing::debug_span!("flush", dir = self.bucket_dir, rows = self.buffer_rows()).entered();
-        let batch = arrow_select::concat::concat_batches(&self.layout.file_schema, &self.buffer)
-            .map_err(|e| Error::invalid("flush", e.to_string()))?;
-        self.buffer.clear();
-        self.buffer_bytes = 0;
-        let sorted = self.sort_by_key(&batch)?;
-        let run: Run = Box::new(std::iter::once(Ok(sorted)));
-        let merged =
-            MergeIterator::new(self.layout.clone(), vec![run], self.opts.merge.clone(), false, self.opts.batch_size)?;
+        let _span = tracing::debug_span!(
+            "flush",
+            dir = self.bucket_dir,
+            rows_in_memory = self.buffer.memory_rows(),
+            spilled_runs = self.buffer.spilled_runs()
+        )
+        .entered();
+        let runs = self.buffer.take_runs(self.opts.batch_size)?;
+        let merged = MergeIterator::new(self.layout.clone(), runs, self.opts.merge.clone(), false, self.opts.batch_size)?;
         let mut w = self.file_writer(0, FileSource::Append);
         for b in merged {
             w.write(&b?)?;
@@ -328,32 +340,6 @@ impl MergeTreeWriter {
         self.levels.update(&[], files.clone())?;
         self.increment.new_files.extend(files);
         Ok(())
-    }
-
-    fn buffer_rows(&self) -> usize {
-        self.buffer.iter().map(RecordBatch::num_rows).sum()
-    }
-
-    /// Sorts a file-layout batch by key, then sequence number.
-    fn sort_by_key(&self, batch: &RecordBatch) -> Result<RecordBatch> {
-        let k = self.layout.key_arity();
-        let mut fields: Vec<SortField> =
-            self.layout.key_fields.iter().map(|f| SortField::new(to_arrow(&f.data_type))).collect();
-        fields.push(SortField::new(arrow_schema::DataType::Int64));
-        let converter = RowConverter::new(fields).map_err(|e| Error::invalid("sort", e.to_string()))?;
-        let mut cols: Vec<ArrayRef> = batch.columns()[..k].to_vec();
-        cols.push(batch.column(self.layout.seq_index()).clone());
-        let rows = converter.convert_columns(&cols).map_err(|e| Error::invalid("sort", e.to_string()))?;
-        let mut idx: Vec<u32> = (0..batch.num_rows() as u32).collect();
-        idx.sort_unstable_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
-        let indices = arrow_array::UInt32Array::from(idx);
-        let cols = batch
-            .columns()
-            .iter()
-            .map(|c| arrow_select::take::take(c.as_ref(), &indices, None))
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| Error::invalid("sort", e.to_string()))?;
-        RecordBatch::try_new(batch.schema(), cols).map_err(|e| Error::invalid("sort", e.to_string()))
     }
 
     /// Runs compactions until nothing more is picked (in force-up mode: until level 0 is empty). With `full`,
@@ -407,80 +393,132 @@ impl MergeTreeWriter {
                 .entered();
         let output = unit.output_level;
         let dv_mode = self.opts.deletion_vectors;
+        let key_types: Vec<DataType> = self.layout.key_fields.iter().map(|f| f.data_type).collect();
         let highest_untouched = runs[unit.run_count.min(runs.len())..].iter().map(|r| r.level).max();
         let drop_delete = output != 0 && (dv_mode || highest_untouched.is_none() || full);
 
-        // Upgrade without rewrite: one file moving to a deeper level, nothing to drop.
-        if files.len() == 1 && !full {
-            let f = &files[0];
-            if f.level == output {
-                return Ok(());
-            }
-            let has_deletes = f.delete_row_count.is_none_or(|d| d > 0);
-            let plain_engine =
-                self.opts.merge.engine == MergeEngine::Deduplicate && self.opts.merge.sequence_fields.is_empty();
-            let has_dv = self.state.lock()?.dv.as_ref().and_then(|d| d.deletion_vector_of(&f.file_name)).is_some();
-            if !(drop_delete && has_deletes) && plain_engine && !has_dv {
-                if dv_mode && f.level == 0 {
-                    // Its keys still supersede older copies below: mark those.
-                    self.mark_older_copies(f, output)?;
-                }
-                let mut moved = f.clone();
-                moved.level = output;
-                self.apply(vec![f.clone()], vec![moved], true)?;
-                return Ok(());
-            }
-        }
-
-        let dvs = self.state.lock()?;
-        let refs: Vec<Vec<DataFileRef>> = inputs
+        // Sections of overlapping files are merged; a file overlapping nothing may move up unchanged.
+        let indexed: Vec<(usize, &DataFileMeta)> =
+            inputs.iter().enumerate().flat_map(|(r, run)| run.files.iter().map(move |f| (r, f))).collect();
+        let task_files: Vec<TaskFile<Vec<Option<strata_spec::Datum>>>> = indexed
             .iter()
-            .map(|r| {
-                r.files
-                    .iter()
-                    .map(|f| DataFileRef {
-                        path: join(&self.bucket_dir, &f.file_name),
-                        meta: f.clone(),
-                        dv: dvs
-                            .dv
-                            .as_ref()
-                            .and_then(|d| d.deletion_vector_of(&f.file_name))
-                            .map(|d| Arc::from(d.boxed_clone())),
-                    })
-                    .collect()
+            .map(|(r, f)| {
+                Ok(TaskFile {
+                    run: *r,
+                    min: f.min_key.to_datums(&key_types)?,
+                    max: f.max_key.to_datums(&key_types)?,
+                    size: f.file_size,
+                })
             })
-            .collect();
-        drop(dvs);
-        let run_levels: Vec<i32> = inputs.iter().map(|r| r.level).collect();
-        let readers: Vec<Run> = refs
-            .into_iter()
-            .map(|files| run_reader(self.io.clone(), &self.layout, files, self.opts.batch_size))
-            .collect();
-        let mut merged = MergeIterator::new(
-            self.layout.clone(),
-            readers,
-            self.opts.merge.clone(),
-            drop_delete,
-            self.opts.batch_size,
-        )?;
-        let has_level0 = run_levels.contains(&0);
-        // The lookup wrapper: deletion vectors mark older copies; first-row drops later copies.
-        let lookup_engine = dv_mode || self.opts.merge.engine == MergeEngine::FirstRow;
-        if lookup_engine && has_level0 && output < self.levels.max_level() {
-            merged = merged.with_lookup(
-                run_levels,
-                Box::new(Hook { state: self.state.clone(), levels: self.levels.clone(), start_level: output + 1 }),
-            );
+            .collect::<Result<_>>()?;
+        let min_file_size = (self.opts.target_file_size / 10 * 7) as i64;
+        for step in plan_task(&task_files, min_file_size, |a, b| strata_spec::binary_row::compare_rows(a, b)) {
+            match step {
+                TaskStep::Upgrade(i) => {
+                    let (r, f) = indexed[i];
+                    if !self.try_upgrade(f, output, drop_delete)? {
+                        self.rewrite(vec![vec![(inputs[r].level, vec![f.clone()])]], output, drop_delete)?;
+                    }
+                }
+                TaskStep::Rewrite(sections) => {
+                    let sections = sections
+                        .into_iter()
+                        .map(|runs| {
+                            runs.into_iter()
+                                .map(|run| {
+                                    let level = run.first().map_or(0, |&i| inputs[indexed[i].0].level);
+                                    (level, run.into_iter().map(|i| indexed[i].1.clone()).collect())
+                                })
+                                .collect()
+                        })
+                        .collect();
+                    self.rewrite(sections, output, drop_delete)?;
+                }
+            }
         }
+        Ok(())
+    }
+
+    /// Moves `f` to level `output` without rewriting it when that is safe: nothing to drop from it, no
+    /// deletion vector on it, and a merge engine for which a lone row is already its merged result. Returns
+    /// false when it must be rewritten instead.
+    fn try_upgrade(&mut self, f: &DataFileMeta, output: i32, drop_delete: bool) -> Result<bool> {
+        if f.level == output {
+            return Ok(true);
+        }
+        let has_deletes = f.delete_row_count.is_none_or(|d| d > 0);
+        let plain_engine =
+            self.opts.merge.engine == MergeEngine::Deduplicate && self.opts.merge.sequence_fields.is_empty();
+        let has_dv = self.state.lock()?.dv.as_ref().and_then(|d| d.deletion_vector_of(&f.file_name)).is_some();
+        if (drop_delete && has_deletes) || !plain_engine || has_dv {
+            return Ok(false);
+        }
+        if self.opts.deletion_vectors && f.level == 0 {
+            // Its keys still supersede older copies below: mark those.
+            self.mark_older_copies(f, output)?;
+        }
+        let mut moved = f.clone();
+        moved.level = output;
+        self.apply(vec![f.clone()], vec![moved], true)?;
+        Ok(true)
+    }
+
+    /// Merges `sections` (disjoint, in key order; each a list of (level, files) sorted runs) into new files
+    /// at level `output`, running level-0 keys through the lookup wrapper where older copies may sit deeper.
+    fn rewrite(&mut self, sections: Vec<Vec<(i32, Vec<DataFileMeta>)>>, output: i32, drop_delete: bool) -> Result<()> {
+        let dv_mode = self.opts.deletion_vectors;
+        let lookup_engine = dv_mode || self.opts.merge.engine == MergeEngine::FirstRow;
         let mut w = self.file_writer(output, FileSource::Compact);
-        for b in merged {
-            w.write(&b?)?;
+        let mut before = Vec::new();
+        for runs in sections {
+            let dvs = self.state.lock()?;
+            let refs: Vec<Vec<DataFileRef>> = runs
+                .iter()
+                .map(|(_, files)| {
+                    files
+                        .iter()
+                        .map(|f| DataFileRef {
+                            path: join(&self.bucket_dir, &f.file_name),
+                            meta: f.clone(),
+                            dv: dvs
+                                .dv
+                                .as_ref()
+                                .and_then(|d| d.deletion_vector_of(&f.file_name))
+                                .map(|d| Arc::from(d.boxed_clone())),
+                        })
+                        .collect()
+                })
+                .collect();
+            drop(dvs);
+            let run_levels: Vec<i32> = runs.iter().map(|(level, _)| *level).collect();
+            let readers: Vec<Run> = refs
+                .into_iter()
+                .map(|files| run_reader(self.io.clone(), &self.layout, files, self.opts.batch_size))
+                .collect();
+            let mut merged = MergeIterator::new(
+                self.layout.clone(),
+                readers,
+                self.opts.merge.clone(),
+                drop_delete,
+                self.opts.batch_size,
+            )?;
+            // The lookup wrapper: deletion vectors mark older copies; first-row drops later copies.
+            if lookup_engine && run_levels.contains(&0) && output < self.levels.max_level() {
+                merged = merged.with_lookup(
+                    run_levels,
+                    Box::new(Hook { state: self.state.clone(), levels: self.levels.clone(), start_level: output + 1 }),
+                );
+            }
+            for b in merged {
+                w.write(&b?)?;
+            }
+            before.extend(runs.into_iter().flat_map(|(_, files)| files));
         }
         let after = w.close()?;
         for f in &after {
             self.uncommitted.push(f.file_name.clone());
         }
-        self.apply(files, after, false)
+        self.apply(before, after, false)
     }
 
     /// Runs `file`'s keys through the lookup so their older copies below `output` are marked deleted.

@@ -27,6 +27,14 @@ pub const MANIFEST_TARGET_FILE_SIZE: &str = "manifest.target-file-size";
 pub const TARGET_FILE_SIZE: &str = "target-file-size";
 /// `write-buffer-size`: 256 MB.
 pub const WRITE_BUFFER_SIZE: &str = "write-buffer-size";
+/// `write-buffer-spillable`: whether a full write buffer spills sorted runs to local disk (true in Strata).
+pub const WRITE_BUFFER_SPILLABLE: &str = "write-buffer-spillable";
+/// `write-buffer-spill.max-disk-size`: local disk the spilled runs of one bucket writer may use (unlimited).
+pub const WRITE_BUFFER_SPILL_MAX_DISK_SIZE: &str = "write-buffer-spill.max-disk-size";
+/// `spill-compression`: codec of spilled runs (Strata: none; Paimon: zstd).
+pub const SPILL_COMPRESSION: &str = "spill-compression";
+/// `local-sort.max-num-file-handles`: spilled runs merged at once (128).
+pub const LOCAL_SORT_MAX_NUM_FILE_HANDLES: &str = "local-sort.max-num-file-handles";
 /// `num-sorted-run.compaction-trigger`: 5.
 pub const NUM_SORTED_RUN_COMPACTION_TRIGGER: &str = "num-sorted-run.compaction-trigger";
 /// `num-sorted-run.stop-trigger`: compaction trigger + 3.
@@ -270,6 +278,46 @@ impl CoreOptions {
         self.mem_opt(WRITE_BUFFER_SIZE, 256 << 20)
     }
 
+    /// `write-buffer-spillable`. Paimon defaults it to true for batch writes and object stores and to false
+    /// for streaming jobs; Strata's writers commit whole batches, so it defaults to true: a full buffer is
+    /// sorted and spilled to a local temporary file, and a commit merges the spilled runs into one level-0 run
+    /// instead of leaving many small level-0 files for compaction.
+    pub fn write_buffer_spillable(&self) -> Result<bool> {
+        self.bool_opt(WRITE_BUFFER_SPILLABLE, true)
+    }
+
+    /// `write-buffer-spill.max-disk-size` in bytes (default unlimited): past it, the buffer flushes to level 0.
+    pub fn write_buffer_spill_max_disk_size(&self) -> Result<u64> {
+        self.mem_opt(WRITE_BUFFER_SPILL_MAX_DISK_SIZE, u64::MAX)
+    }
+
+    /// `spill-compression`: `zstd`, `lz4`, `lzo` (Strata uses lz4 for it) or `none`. Paimon defaults to zstd;
+    /// Strata defaults to none, because a spilled run is local scratch data read back once within the same
+    /// commit, and compressing it cost a fifth to a third of single-core ingestion throughput when measured
+    /// (3 M rows of 20 strings: none 280-299 K rows/s, lz4 240 K, zstd 212 K; docs/BENCHMARKS.md). Set it
+    /// where local disk is scarcer than CPU.
+    pub fn spill_compression(&self) -> Result<String> {
+        let c = self.get(SPILL_COMPRESSION).unwrap_or("none").trim().to_ascii_lowercase();
+        match c.as_str() {
+            "zstd" | "lz4" | "none" => Ok(c),
+            "lzo" => Ok("lz4".to_string()),
+            other => Err(Error::invalid(
+                format!("option '{SPILL_COMPRESSION}'"),
+                format!("'{other}' is not one of zstd, lz4, lzo, none"),
+            )),
+        }
+    }
+
+    /// `local-sort.max-num-file-handles` (default 128, at least 2): at most this many spilled runs; one more
+    /// flushes the buffer to level 0.
+    pub fn local_sort_max_num_file_handles(&self) -> Result<usize> {
+        let n = self.parsed::<usize>(LOCAL_SORT_MAX_NUM_FILE_HANDLES)?.unwrap_or(128);
+        if n < 2 {
+            return Err(Error::invalid(format!("option '{LOCAL_SORT_MAX_NUM_FILE_HANDLES}'"), format!("{n} is below 2")));
+        }
+        Ok(n)
+    }
+
     /// `num-sorted-run.compaction-trigger` (default 5).
     pub fn num_sorted_run_compaction_trigger(&self) -> Result<u32> {
         Ok(self.parsed::<u32>(NUM_SORTED_RUN_COMPACTION_TRIGGER)?.unwrap_or(5))
@@ -460,6 +508,10 @@ impl CoreOptions {
         self.manifest_target_file_size()?;
         self.target_file_size()?;
         self.write_buffer_size()?;
+        self.write_buffer_spillable()?;
+        self.write_buffer_spill_max_disk_size()?;
+        self.spill_compression()?;
+        self.local_sort_max_num_file_handles()?;
         self.num_sorted_run_stop_trigger()?;
         self.num_levels()?;
         self.max_size_amplification_percent()?;
