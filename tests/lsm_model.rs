@@ -240,9 +240,7 @@ fn compaction_upgrades_files_that_overlap_nothing() {
         let mut model = Model::new();
         for c in 0..8i64 {
             // 400 rows of distinct 40-character strings: one file of well over 70% of the target size.
-            let rows: Vec<_> = (c * 1000..c * 1000 + 400)
-                .map(|id| (id, Some(id), Some(format!("{id:040}"))))
-                .collect();
+            let rows: Vec<_> = (c * 1000..c * 1000 + 400).map(|id| (id, Some(id), Some(format!("{id:040}")))).collect();
             for r in &rows {
                 model.insert(r.0, (r.1, r.2.clone()));
             }
@@ -261,5 +259,19 @@ fn compaction_upgrades_files_that_overlap_nothing() {
         for e in &files {
             assert_eq!(e.file.file_source, Some(0), "dv {dv}: {} was rewritten by a compaction", e.file.file_name);
         }
+    }
+}
+
+/// Lookup indexes squeezed out of memory (to local disk, or dropped and rebuilt) and without bloom filters:
+/// deletion vectors still land on the right rows.
+#[test]
+fn tiny_lookup_caches_match_the_model() {
+    let configs: [&[(&str, &str)]; 3] = [
+        &[("lookup.cache-max-memory-size", "1 b")],
+        &[("lookup.cache-max-memory-size", "1 b"), ("lookup.cache-max-disk-size", "1 b")],
+        &[("lookup.cache.bloom.filter.enabled", "false"), ("lookup.cache.bloom.filter.fpp", "0.5")],
+    ];
+    for (i, extra) in configs.iter().enumerate() {
+        run(400 + i as u64, true, 15, extra);
     }
 }

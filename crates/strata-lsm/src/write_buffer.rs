@@ -125,8 +125,8 @@ impl WriteBuffer {
         };
         let ipc_err = |e: arrow_schema::ArrowError| Error::invalid(format!("spill file {shown}"), e.to_string());
         let options = IpcWriteOptions::default().try_with_compression(compression).map_err(ipc_err)?;
-        let mut w =
-            FileWriter::try_new_with_options(BufWriter::new(file), &self.layout.file_schema, options).map_err(ipc_err)?;
+        let mut w = FileWriter::try_new_with_options(BufWriter::new(file), &self.layout.file_schema, options)
+            .map_err(ipc_err)?;
         for b in &sorted {
             w.write(b).map_err(ipc_err)?;
         }

@@ -25,8 +25,8 @@ use crate::compaction::{
     pick_force_up_level0, pick_full, plan_task, CompactUnit, ForceUpMode, TaskFile, TaskStep, UniversalCompaction,
 };
 use crate::levels::Levels;
+use crate::lookup::{LookupCacheOptions, LookupLevels};
 use crate::write_buffer::{SpillSettings, WriteBuffer};
-use crate::lookup::LookupLevels;
 
 /// A tiny `Arc<Mutex<T>>` on std, so the lookup hook and the writer share the bucket's lookup state.
 mod parking_lot_free {
@@ -84,6 +84,8 @@ pub struct WriterOptions {
     pub batch_size: usize,
     /// Spilling of a full write buffer (`write-buffer-spillable`), `None` when it flushes instead.
     pub spill: Option<SpillSettings>,
+    /// Bounds of the lookup index cache.
+    pub lookup_cache: LookupCacheOptions,
 }
 
 impl WriterOptions {
@@ -134,6 +136,11 @@ impl WriterOptions {
                 })
             } else {
                 None
+            },
+            lookup_cache: LookupCacheOptions {
+                max_memory: o.lookup_cache_max_memory_size()?,
+                max_disk: o.lookup_cache_max_disk_size()?,
+                bloom_fpp: o.lookup_bloom_filter_fpp()?,
             },
         })
     }
@@ -229,7 +236,8 @@ impl MergeTreeWriter {
         let key_types: Vec<DataType> = layout.key_fields.iter().map(|f| f.data_type).collect();
         let levels = Levels::new(key_types, files, opts.num_levels)?;
         let need_values = opts.merge.engine != MergeEngine::Deduplicate || !opts.merge.sequence_fields.is_empty();
-        let lookup = LookupLevels::new(io.clone(), layout.clone(), bucket_dir.clone(), need_values)?;
+        let lookup =
+            LookupLevels::new(io.clone(), layout.clone(), bucket_dir.clone(), need_values, opts.lookup_cache.clone())?;
         let dv =
             if opts.deletion_vectors { Some(dv.unwrap_or_else(|| BucketedDvMaintainer::new(false))) } else { None };
         Ok(MergeTreeWriter {
@@ -328,7 +336,8 @@ impl MergeTreeWriter {
         )
         .entered();
         let runs = self.buffer.take_runs(self.opts.batch_size)?;
-        let merged = MergeIterator::new(self.layout.clone(), runs, self.opts.merge.clone(), false, self.opts.batch_size)?;
+        let merged =
+            MergeIterator::new(self.layout.clone(), runs, self.opts.merge.clone(), false, self.opts.batch_size)?;
         let mut w = self.file_writer(0, FileSource::Append);
         for b in merged {
             w.write(&b?)?;

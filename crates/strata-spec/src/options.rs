@@ -35,6 +35,14 @@ pub const WRITE_BUFFER_SPILL_MAX_DISK_SIZE: &str = "write-buffer-spill.max-disk-
 pub const SPILL_COMPRESSION: &str = "spill-compression";
 /// `local-sort.max-num-file-handles`: spilled runs merged at once (128).
 pub const LOCAL_SORT_MAX_NUM_FILE_HANDLES: &str = "local-sort.max-num-file-handles";
+/// `lookup.cache-max-memory-size`: lookup indexes a bucket writer keeps in memory (256 MB).
+pub const LOOKUP_CACHE_MAX_MEMORY_SIZE: &str = "lookup.cache-max-memory-size";
+/// `lookup.cache-max-disk-size`: lookup indexes a bucket writer keeps on local disk (unlimited).
+pub const LOOKUP_CACHE_MAX_DISK_SIZE: &str = "lookup.cache-max-disk-size";
+/// `lookup.cache.bloom.filter.enabled`: a bloom filter per lookup index (true).
+pub const LOOKUP_CACHE_BLOOM_FILTER_ENABLED: &str = "lookup.cache.bloom.filter.enabled";
+/// `lookup.cache.bloom.filter.fpp`: the bloom filters' false-positive rate (0.05).
+pub const LOOKUP_CACHE_BLOOM_FILTER_FPP: &str = "lookup.cache.bloom.filter.fpp";
 /// `num-sorted-run.compaction-trigger`: 5.
 pub const NUM_SORTED_RUN_COMPACTION_TRIGGER: &str = "num-sorted-run.compaction-trigger";
 /// `num-sorted-run.stop-trigger`: compaction trigger + 3.
@@ -313,9 +321,38 @@ impl CoreOptions {
     pub fn local_sort_max_num_file_handles(&self) -> Result<usize> {
         let n = self.parsed::<usize>(LOCAL_SORT_MAX_NUM_FILE_HANDLES)?.unwrap_or(128);
         if n < 2 {
-            return Err(Error::invalid(format!("option '{LOCAL_SORT_MAX_NUM_FILE_HANDLES}'"), format!("{n} is below 2")));
+            return Err(Error::invalid(
+                format!("option '{LOCAL_SORT_MAX_NUM_FILE_HANDLES}'"),
+                format!("{n} is below 2"),
+            ));
         }
         Ok(n)
+    }
+
+    /// `lookup.cache-max-memory-size` in bytes (default 256 MB), per bucket writer.
+    pub fn lookup_cache_max_memory_size(&self) -> Result<u64> {
+        self.mem_opt(LOOKUP_CACHE_MAX_MEMORY_SIZE, 256 << 20)
+    }
+
+    /// `lookup.cache-max-disk-size` in bytes (default unlimited), per bucket writer.
+    pub fn lookup_cache_max_disk_size(&self) -> Result<u64> {
+        self.mem_opt(LOOKUP_CACHE_MAX_DISK_SIZE, u64::MAX)
+    }
+
+    /// The lookup bloom filters' false-positive rate, `None` when `lookup.cache.bloom.filter.enabled` is
+    /// false (defaults: enabled, 0.05).
+    pub fn lookup_bloom_filter_fpp(&self) -> Result<Option<f64>> {
+        if !self.bool_opt(LOOKUP_CACHE_BLOOM_FILTER_ENABLED, true)? {
+            return Ok(None);
+        }
+        let p = self.parsed::<f64>(LOOKUP_CACHE_BLOOM_FILTER_FPP)?.unwrap_or(0.05);
+        if !(p > 0.0 && p < 1.0) {
+            return Err(Error::invalid(
+                format!("option '{LOOKUP_CACHE_BLOOM_FILTER_FPP}'"),
+                format!("{p} is not between 0 and 1"),
+            ));
+        }
+        Ok(Some(p))
     }
 
     /// `num-sorted-run.compaction-trigger` (default 5).
@@ -512,6 +549,9 @@ impl CoreOptions {
         self.write_buffer_spill_max_disk_size()?;
         self.spill_compression()?;
         self.local_sort_max_num_file_handles()?;
+        self.lookup_cache_max_memory_size()?;
+        self.lookup_cache_max_disk_size()?;
+        self.lookup_bloom_filter_fpp()?;
         self.num_sorted_run_stop_trigger()?;
         self.num_levels()?;
         self.max_size_amplification_percent()?;

@@ -394,7 +394,8 @@ impl ReadBuilder {
         let next = Arc::new(AtomicUsize::new(0));
         let mut workers = Vec::with_capacity(threads);
         for _ in 0..threads {
-            let (reader, splits, tx, stop, next) = (reader.clone(), splits.clone(), tx.clone(), stop.clone(), next.clone());
+            let (reader, splits, tx, stop, next) =
+                (reader.clone(), splits.clone(), tx.clone(), stop.clone(), next.clone());
             workers.push(std::thread::spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(split) = splits.get(i) else { break };
@@ -508,7 +509,8 @@ impl SplitReader {
             None => b,
         };
         let b = b.project(&self.out_positions).map_err(|e| Error::invalid("read", e.to_string()))?;
-        RecordBatch::try_new(self.out_schema.clone(), b.columns().to_vec()).map_err(|e| Error::invalid("read", e.to_string()))
+        RecordBatch::try_new(self.out_schema.clone(), b.columns().to_vec())
+            .map_err(|e| Error::invalid("read", e.to_string()))
     }
 
     /// Reads one split, handing each batch to `emit` until it returns false.
