@@ -24,7 +24,7 @@ use strata_spec::{DataFileMeta, DataType, Error, FileSource, IndexFileMeta, Resu
 use crate::compaction::{
     pick_force_up_level0, pick_full, plan_task, CompactUnit, ForceUpMode, TaskFile, TaskStep, UniversalCompaction,
 };
-use crate::levels::Levels;
+use crate::levels::{LevelSortedRun, Levels};
 use crate::lookup::{LookupCacheOptions, LookupLevels};
 use crate::write_buffer::{SpillSettings, WriteBuffer};
 
@@ -303,24 +303,18 @@ impl MergeTreeWriter {
         Ok(())
     }
 
+    fn file_factory(&self) -> FileFactory {
+        FileFactory {
+            io: self.io.clone(),
+            layout: self.layout.clone(),
+            bucket_dir: self.bucket_dir.clone(),
+            prefix: self.file_prefix.clone(),
+            counter: self.file_counter.clone(),
+        }
+    }
+
     fn file_writer(&self, level: i32, source: FileSource) -> KvFileWriter {
-        let prefix = self.file_prefix.clone();
-        let ext = self.opts.format.extension();
-        let counter = self.file_counter.clone();
-        KvFileWriter::new(
-            self.io.clone(),
-            self.bucket_dir.clone(),
-            Box::new(move || format!("{prefix}{}.{ext}", counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed))),
-            self.layout.clone(),
-            WriterConfig {
-                format: self.opts.format,
-                compression: self.opts.compression.clone(),
-                target_file_size: self.opts.target_file_size,
-                schema_id: self.opts.schema_id,
-                level,
-                file_source: source,
-            },
-        )
+        self.file_factory().writer(&self.opts, level, source)
     }
 
     /// Sorts, merges and writes the buffer (memory and spilled runs) as one level-0 run.
@@ -389,168 +383,44 @@ impl MergeTreeWriter {
         Ok(())
     }
 
-    /// Executes one compaction unit.
+    /// Executes one compaction unit here and now.
     fn run_unit(&mut self, unit: CompactUnit, full: bool) -> Result<()> {
+        let Some(job) = self.unit_job(unit, full) else { return Ok(()) };
+        let applied = job.run()?;
+        self.apply_all(applied)
+    }
+
+    /// Applies a finished unit's changes in order; rewritten files are new and uncommitted.
+    fn apply_all(&mut self, applied: Vec<Applied>) -> Result<()> {
+        for a in applied {
+            if !a.upgrade {
+                self.uncommitted.extend(a.after.iter().map(|f| f.file_name.clone()));
+            }
+            self.apply(a.before, a.after, a.upgrade)?;
+        }
+        Ok(())
+    }
+
+    /// The job of compacting `unit` of the current levels (`None` when it holds no file).
+    fn unit_job(&self, unit: CompactUnit, full: bool) -> Option<UnitJob> {
         let runs = self.levels.sorted_runs();
-        let inputs: Vec<_> = runs[..unit.run_count.min(runs.len())].to_vec();
-        let files: Vec<DataFileMeta> = inputs.iter().flat_map(|r| r.files.clone()).collect();
-        if files.is_empty() {
-            return Ok(());
+        let inputs: Vec<LevelSortedRun> = runs[..unit.run_count.min(runs.len())].to_vec();
+        if inputs.iter().all(|r| r.files.is_empty()) {
+            return None;
         }
-        let _span =
-            tracing::debug_span!("compact", dir = self.bucket_dir, files = files.len(), output = unit.output_level)
-                .entered();
         let output = unit.output_level;
-        let dv_mode = self.opts.deletion_vectors;
-        let key_types: Vec<DataType> = self.layout.key_fields.iter().map(|f| f.data_type).collect();
         let highest_untouched = runs[unit.run_count.min(runs.len())..].iter().map(|r| r.level).max();
-        let drop_delete = output != 0 && (dv_mode || highest_untouched.is_none() || full);
-
-        // Sections of overlapping files are merged; a file overlapping nothing may move up unchanged.
-        let indexed: Vec<(usize, &DataFileMeta)> =
-            inputs.iter().enumerate().flat_map(|(r, run)| run.files.iter().map(move |f| (r, f))).collect();
-        let task_files: Vec<TaskFile<Vec<Option<strata_spec::Datum>>>> = indexed
-            .iter()
-            .map(|(r, f)| {
-                Ok(TaskFile {
-                    run: *r,
-                    min: f.min_key.to_datums(&key_types)?,
-                    max: f.max_key.to_datums(&key_types)?,
-                    size: f.file_size,
-                })
-            })
-            .collect::<Result<_>>()?;
-        let min_file_size = (self.opts.target_file_size / 10 * 7) as i64;
-        for step in plan_task(&task_files, min_file_size, |a, b| strata_spec::binary_row::compare_rows(a, b)) {
-            match step {
-                TaskStep::Upgrade(i) => {
-                    let (r, f) = indexed[i];
-                    if !self.try_upgrade(f, output, drop_delete)? {
-                        self.rewrite(vec![vec![(inputs[r].level, vec![f.clone()])]], output, drop_delete)?;
-                    }
-                }
-                TaskStep::Rewrite(sections) => {
-                    let sections = sections
-                        .into_iter()
-                        .map(|runs| {
-                            runs.into_iter()
-                                .map(|run| {
-                                    let level = run.first().map_or(0, |&i| inputs[indexed[i].0].level);
-                                    (level, run.into_iter().map(|i| indexed[i].1.clone()).collect())
-                                })
-                                .collect()
-                        })
-                        .collect();
-                    self.rewrite(sections, output, drop_delete)?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Moves `f` to level `output` without rewriting it when that is safe: nothing to drop from it, no
-    /// deletion vector on it, and a merge engine for which a lone row is already its merged result. Returns
-    /// false when it must be rewritten instead.
-    fn try_upgrade(&mut self, f: &DataFileMeta, output: i32, drop_delete: bool) -> Result<bool> {
-        if f.level == output {
-            return Ok(true);
-        }
-        let has_deletes = f.delete_row_count.is_none_or(|d| d > 0);
-        let plain_engine =
-            self.opts.merge.engine == MergeEngine::Deduplicate && self.opts.merge.sequence_fields.is_empty();
-        let has_dv = self.state.lock()?.dv.as_ref().and_then(|d| d.deletion_vector_of(&f.file_name)).is_some();
-        if (drop_delete && has_deletes) || !plain_engine || has_dv {
-            return Ok(false);
-        }
-        if self.opts.deletion_vectors && f.level == 0 {
-            // Its keys still supersede older copies below: mark those.
-            self.mark_older_copies(f, output)?;
-        }
-        let mut moved = f.clone();
-        moved.level = output;
-        self.apply(vec![f.clone()], vec![moved], true)?;
-        Ok(true)
-    }
-
-    /// Merges `sections` (disjoint, in key order; each a list of (level, files) sorted runs) into new files
-    /// at level `output`, running level-0 keys through the lookup wrapper where older copies may sit deeper.
-    fn rewrite(&mut self, sections: Vec<Vec<(i32, Vec<DataFileMeta>)>>, output: i32, drop_delete: bool) -> Result<()> {
-        let dv_mode = self.opts.deletion_vectors;
-        let lookup_engine = dv_mode || self.opts.merge.engine == MergeEngine::FirstRow;
-        let mut w = self.file_writer(output, FileSource::Compact);
-        let mut before = Vec::new();
-        for runs in sections {
-            let dvs = self.state.lock()?;
-            let refs: Vec<Vec<DataFileRef>> = runs
-                .iter()
-                .map(|(_, files)| {
-                    files
-                        .iter()
-                        .map(|f| DataFileRef {
-                            path: join(&self.bucket_dir, &f.file_name),
-                            meta: f.clone(),
-                            dv: dvs
-                                .dv
-                                .as_ref()
-                                .and_then(|d| d.deletion_vector_of(&f.file_name))
-                                .map(|d| Arc::from(d.boxed_clone())),
-                        })
-                        .collect()
-                })
-                .collect();
-            drop(dvs);
-            let run_levels: Vec<i32> = runs.iter().map(|(level, _)| *level).collect();
-            let readers: Vec<Run> = refs
-                .into_iter()
-                .map(|files| run_reader(self.io.clone(), &self.layout, files, self.opts.batch_size))
-                .collect();
-            let mut merged = MergeIterator::new(
-                self.layout.clone(),
-                readers,
-                self.opts.merge.clone(),
-                drop_delete,
-                self.opts.batch_size,
-            )?;
-            // The lookup wrapper: deletion vectors mark older copies; first-row drops later copies.
-            if lookup_engine && run_levels.contains(&0) && output < self.levels.max_level() {
-                merged = merged.with_lookup(
-                    run_levels,
-                    Box::new(Hook { state: self.state.clone(), levels: self.levels.clone(), start_level: output + 1 }),
-                );
-            }
-            for b in merged {
-                w.write(&b?)?;
-            }
-            before.extend(runs.into_iter().flat_map(|(_, files)| files));
-        }
-        let after = w.close()?;
-        for f in &after {
-            self.uncommitted.push(f.file_name.clone());
-        }
-        self.apply(before, after, false)
-    }
-
-    /// Runs `file`'s keys through the lookup so their older copies below `output` are marked deleted.
-    fn mark_older_copies(&mut self, file: &DataFileMeta, output: i32) -> Result<()> {
-        if output >= self.levels.max_level() {
-            return Ok(());
-        }
-        let r = DataFileRef { path: join(&self.bucket_dir, &file.file_name), meta: file.clone(), dv: None };
-        let columns = strata_format::bucket_read::file_columns(&self.layout);
-        let k = self.layout.key_arity();
-        let fields: Vec<SortField> =
-            self.layout.key_fields.iter().map(|f| SortField::new(to_arrow(&f.data_type))).collect();
-        let converter = RowConverter::new(fields).map_err(|e| Error::invalid("key columns", e.to_string()))?;
-        let mut hook = Hook { state: self.state.clone(), levels: self.levels.clone(), start_level: output + 1 };
-        for b in strata_format::bucket_read::open_data_file(self.io.as_ref(), &r, columns, false, self.opts.batch_size)?
-        {
-            let b = b?;
-            let rows = converter.convert_columns(&b.columns()[..k]).map_err(|e| Error::corrupt(e.to_string()))?;
-            for i in 0..rows.num_rows() {
-                hook.lookup(rows.row(i).as_ref())?;
-            }
-        }
-        Ok(())
+        // Retractions may go once nothing older can sit below the output.
+        let drop_delete = output != 0 && (self.opts.deletion_vectors || highest_untouched.is_none() || full);
+        Some(UnitJob {
+            files: self.file_factory(),
+            opts: self.opts.clone(),
+            levels: self.levels.clone(),
+            state: self.state.clone(),
+            inputs,
+            output,
+            drop_delete,
+        })
     }
 
     /// Records a compaction: levels, deletion vectors, lookup caches, the commit increment, and removal of
@@ -689,5 +559,245 @@ impl MergeTreeWriter {
     pub fn with_deletion_vectors<T>(&self, f: impl FnOnce(Option<&BucketedDvMaintainer>) -> T) -> Result<T> {
         let st = self.state.lock()?;
         Ok(f(st.dv.as_ref()))
+    }
+}
+
+/// Makes the bucket's data-file writers (names from the writer's prefix and counter); cloneable into a
+/// compaction thread.
+#[derive(Clone)]
+struct FileFactory {
+    io: Arc<dyn FileIO>,
+    layout: Arc<KeyValueLayout>,
+    bucket_dir: String,
+    prefix: String,
+    counter: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl FileFactory {
+    fn writer(&self, opts: &WriterOptions, level: i32, source: FileSource) -> KvFileWriter {
+        let prefix = self.prefix.clone();
+        let ext = opts.format.extension();
+        let counter = self.counter.clone();
+        KvFileWriter::new(
+            self.io.clone(),
+            self.bucket_dir.clone(),
+            Box::new(move || format!("{prefix}{}.{ext}", counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed))),
+            self.layout.clone(),
+            WriterConfig {
+                format: opts.format,
+                compression: opts.compression.clone(),
+                target_file_size: opts.target_file_size,
+                schema_id: opts.schema_id,
+                level,
+                file_source: source,
+            },
+        )
+    }
+
+    fn path(&self, f: &DataFileMeta) -> String {
+        join(&self.bucket_dir, &f.file_name)
+    }
+}
+
+/// One change a compaction makes to the levels.
+#[derive(Debug)]
+struct Applied {
+    before: Vec<DataFileMeta>,
+    after: Vec<DataFileMeta>,
+    /// `after` is `before` moved up a level, not rewritten.
+    upgrade: bool,
+}
+
+/// A compaction unit with everything it needs, so that it can run on a compaction thread. It reads the
+/// levels as they were when it was made: lookups only visit levels below its output, which nothing else
+/// changes while it runs, and its results are applied to the writer's levels afterwards.
+struct UnitJob {
+    files: FileFactory,
+    opts: WriterOptions,
+    levels: Levels,
+    state: Shared<LookupState>,
+    inputs: Vec<LevelSortedRun>,
+    output: i32,
+    drop_delete: bool,
+}
+
+impl UnitJob {
+    /// Runs the unit; on failure the files it wrote are removed again.
+    fn run(&self) -> Result<Vec<Applied>> {
+        let _span = tracing::debug_span!(
+            "compact",
+            dir = self.files.bucket_dir,
+            runs = self.inputs.len(),
+            output = self.output
+        )
+        .entered();
+        let mut done = Vec::new();
+        match self.run_steps(&mut done) {
+            Ok(()) => Ok(done),
+            Err(e) => {
+                discard_outputs(&self.files.io, &self.files.bucket_dir, &done);
+                Err(e)
+            }
+        }
+    }
+
+    fn run_steps(&self, done: &mut Vec<Applied>) -> Result<()> {
+        let key_types: Vec<DataType> = self.files.layout.key_fields.iter().map(|f| f.data_type).collect();
+        // Sections of overlapping files are merged; a file overlapping nothing may move up unchanged.
+        let indexed: Vec<(usize, &DataFileMeta)> =
+            self.inputs.iter().enumerate().flat_map(|(r, run)| run.files.iter().map(move |f| (r, f))).collect();
+        let task_files: Vec<TaskFile<Vec<Option<strata_spec::Datum>>>> = indexed
+            .iter()
+            .map(|(r, f)| {
+                Ok(TaskFile {
+                    run: *r,
+                    min: f.min_key.to_datums(&key_types)?,
+                    max: f.max_key.to_datums(&key_types)?,
+                    size: f.file_size,
+                })
+            })
+            .collect::<Result<_>>()?;
+        let min_file_size = (self.opts.target_file_size / 10 * 7) as i64;
+        for step in plan_task(&task_files, min_file_size, |a, b| strata_spec::binary_row::compare_rows(a, b)) {
+            match step {
+                TaskStep::Upgrade(i) => {
+                    let (r, f) = indexed[i];
+                    match self.try_upgrade(f)? {
+                        Some(a) => done.push(a),
+                        None => done.push(self.rewrite(vec![vec![(self.inputs[r].level, vec![f.clone()])]])?),
+                    }
+                }
+                TaskStep::Rewrite(sections) => {
+                    let sections = sections
+                        .into_iter()
+                        .map(|runs| {
+                            runs.into_iter()
+                                .map(|run| {
+                                    let level = run.first().map_or(0, |&i| self.inputs[indexed[i].0].level);
+                                    (level, run.into_iter().map(|i| indexed[i].1.clone()).collect())
+                                })
+                                .collect()
+                        })
+                        .collect();
+                    done.push(self.rewrite(sections)?);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `f` moved to the output level without rewriting, when that is safe: nothing to drop from it, no
+    /// deletion vector on it, and a merge engine for which a lone row is already its merged result. `None`
+    /// when it must be rewritten instead.
+    fn try_upgrade(&self, f: &DataFileMeta) -> Result<Option<Applied>> {
+        if f.level == self.output {
+            return Ok(Some(Applied { before: Vec::new(), after: Vec::new(), upgrade: true }));
+        }
+        let has_deletes = f.delete_row_count.is_none_or(|d| d > 0);
+        let plain_engine =
+            self.opts.merge.engine == MergeEngine::Deduplicate && self.opts.merge.sequence_fields.is_empty();
+        let has_dv = self.state.lock()?.dv.as_ref().and_then(|d| d.deletion_vector_of(&f.file_name)).is_some();
+        if (self.drop_delete && has_deletes) || !plain_engine || has_dv {
+            return Ok(None);
+        }
+        if self.opts.deletion_vectors && f.level == 0 {
+            // Its keys still supersede older copies below: mark those.
+            self.mark_older_copies(f)?;
+        }
+        let mut moved = f.clone();
+        moved.level = self.output;
+        Ok(Some(Applied { before: vec![f.clone()], after: vec![moved], upgrade: true }))
+    }
+
+    fn hook(&self) -> Hook {
+        Hook { state: self.state.clone(), levels: self.levels.clone(), start_level: self.output + 1 }
+    }
+
+    /// Merges `sections` (disjoint, in key order; each a list of (level, files) sorted runs) into new files
+    /// at the output level, running level-0 keys through the lookup wrapper where older copies may sit deeper.
+    fn rewrite(&self, sections: Vec<Vec<(i32, Vec<DataFileMeta>)>>) -> Result<Applied> {
+        let lookup_engine = self.opts.deletion_vectors || self.opts.merge.engine == MergeEngine::FirstRow;
+        let mut w = self.files.writer(&self.opts, self.output, FileSource::Compact);
+        let mut before = Vec::new();
+        for runs in sections {
+            let dvs = self.state.lock()?;
+            let refs: Vec<Vec<DataFileRef>> = runs
+                .iter()
+                .map(|(_, files)| {
+                    files
+                        .iter()
+                        .map(|f| DataFileRef {
+                            path: self.files.path(f),
+                            meta: f.clone(),
+                            dv: dvs
+                                .dv
+                                .as_ref()
+                                .and_then(|d| d.deletion_vector_of(&f.file_name))
+                                .map(|d| Arc::from(d.boxed_clone())),
+                        })
+                        .collect()
+                })
+                .collect();
+            drop(dvs);
+            let run_levels: Vec<i32> = runs.iter().map(|(level, _)| *level).collect();
+            let readers: Vec<Run> = refs
+                .into_iter()
+                .map(|files| run_reader(self.files.io.clone(), &self.files.layout, files, self.opts.batch_size))
+                .collect();
+            let mut merged = MergeIterator::new(
+                self.files.layout.clone(),
+                readers,
+                self.opts.merge.clone(),
+                self.drop_delete,
+                self.opts.batch_size,
+            )?;
+            // The lookup wrapper: deletion vectors mark older copies; first-row drops later copies.
+            if lookup_engine && run_levels.contains(&0) && self.output < self.levels.max_level() {
+                merged = merged.with_lookup(run_levels, Box::new(self.hook()));
+            }
+            for b in merged {
+                w.write(&b?)?;
+            }
+            before.extend(runs.into_iter().flat_map(|(_, files)| files));
+        }
+        Ok(Applied { before, after: w.close()?, upgrade: false })
+    }
+
+    /// Runs `file`'s keys through the lookup so their older copies below the output are marked deleted.
+    fn mark_older_copies(&self, file: &DataFileMeta) -> Result<()> {
+        if self.output >= self.levels.max_level() {
+            return Ok(());
+        }
+        let layout = &self.files.layout;
+        let r = DataFileRef { path: self.files.path(file), meta: file.clone(), dv: None };
+        let columns = strata_format::bucket_read::file_columns(layout);
+        let k = layout.key_arity();
+        let fields: Vec<SortField> = layout.key_fields.iter().map(|f| SortField::new(to_arrow(&f.data_type))).collect();
+        let converter = RowConverter::new(fields).map_err(|e| Error::invalid("key columns", e.to_string()))?;
+        let mut hook = self.hook();
+        for b in strata_format::bucket_read::open_data_file(
+            self.files.io.as_ref(),
+            &r,
+            columns,
+            false,
+            self.opts.batch_size,
+        )? {
+            let b = b?;
+            let rows = converter.convert_columns(&b.columns()[..k]).map_err(|e| Error::corrupt(e.to_string()))?;
+            for i in 0..rows.num_rows() {
+                hook.lookup(rows.row(i).as_ref())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Removes the files compactions wrote but whose results are not going to be applied (moved files stay).
+fn discard_outputs(io: &Arc<dyn FileIO>, bucket_dir: &str, applied: &[Applied]) {
+    for a in applied.iter().filter(|a| !a.upgrade) {
+        for f in &a.after {
+            // Best effort: an unreferenced file is an orphan that `strata clean` removes.
+            let _ = io.delete(&join(bucket_dir, &f.file_name));
+        }
     }
 }

@@ -198,6 +198,10 @@ impl TableWrite {
         }
         let batch = self.conform(batch)?;
         let mut groups: BTreeMap<(Vec<u8>, i32), (BinaryRow, Vec<u32>)> = BTreeMap::new();
+        if self.partition_idx.is_empty() && self.num_buckets == 1 {
+            // One partition, one bucket: every row goes to the same writer, as it is.
+            return self.writer(&BinaryRow::from_datums(&[], &[])?, 0)?.write(&batch, kinds);
+        }
         for r in 0..batch.num_rows() {
             let part = self
                 .partition_idx
@@ -211,6 +215,11 @@ impl TableWrite {
             groups.entry((partition.serialize(), bucket)).or_insert_with(|| (partition, Vec::new())).1.push(r as u32);
         }
         for ((_, bucket), (partition, rows)) in groups {
+            if rows.len() == batch.num_rows() {
+                // Every row in one group, in order: no copy.
+                self.writer(&partition, bucket)?.write(&batch, kinds)?;
+                continue;
+            }
             let idx = UInt32Array::from(rows.clone());
             let cols = batch
                 .columns()
