@@ -275,3 +275,72 @@ fn tiny_lookup_caches_match_the_model() {
         run(400 + i as u64, true, 15, extra);
     }
 }
+
+/// Merge-on-read writers compact on background threads: commits do not wait for compaction, yet scans always
+/// equal the model, no bucket ever holds more than `num-sorted-run.stop-trigger` sorted runs after a commit
+/// (writes wait for compaction past it), and a dropped writer leaves no file of a compaction it had running.
+#[test]
+fn background_compaction_keeps_runs_bounded_and_leaves_no_stray_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = create(
+        dir.path(),
+        "bg",
+        false,
+        &[
+            ("num-sorted-run.compaction-trigger", "2"),
+            ("num-sorted-run.stop-trigger", "3"),
+            ("write-buffer-size", "4 kb"),
+            ("write-buffer-spillable", "false"),
+        ],
+    );
+    let mut rng = StdRng::seed_from_u64(77);
+    let mut model = Model::new();
+    let mut writer = TableWrite::new(&table).unwrap();
+    for c in 0..30 {
+        for _ in 0..rng.random_range(1..6) {
+            let rows: Vec<_> = (0..rng.random_range(10..80))
+                .map(|_| (rng.random_range(0..400), Some(rng.random_range(0..1000)), Some(format!("s{c}"))))
+                .collect();
+            for r in &rows {
+                model.insert(r.0, (r.1, r.2.clone()));
+            }
+            writer.write_with_kinds(&batch(&rows), &vec![0; rows.len()]).unwrap();
+        }
+        let msgs = writer.prepare_commit().unwrap();
+        table
+            .new_commit("bg")
+            .unwrap()
+            .commit(&Committable { identifier: c, messages: msgs, ..Default::default() })
+            .unwrap();
+        assert_eq!(scan_rows(&table, false), model, "scan differs after commit {c}");
+        let s = table.snapshot(None).unwrap().unwrap();
+        let mut runs: BTreeMap<i32, (usize, BTreeSet<i32>)> = BTreeMap::new();
+        for e in table.live_files(&s).unwrap() {
+            let b = runs.entry(e.bucket).or_default();
+            if e.file.level == 0 {
+                b.0 += 1;
+            } else {
+                b.1.insert(e.file.level);
+            }
+        }
+        for (bucket, (l0, deeper)) in runs {
+            assert!(l0 + deeper.len() <= 3, "commit {c}: bucket {bucket} has {} sorted runs", l0 + deeper.len());
+        }
+    }
+    drop(writer);
+    let mut live = BTreeSet::new();
+    for id in table.snapshot_manager().list_ids().unwrap() {
+        let s = table.snapshot(Some(id)).unwrap().unwrap();
+        live.extend(table.live_files(&s).unwrap().iter().map(|e| data_file_path(&table, e).unwrap()));
+    }
+    let mut on_disk = BTreeSet::new();
+    for b in std::fs::read_dir(table.path()).unwrap() {
+        let b = b.unwrap();
+        if b.file_name().to_string_lossy().starts_with("bucket-") {
+            for f in std::fs::read_dir(b.path()).unwrap() {
+                on_disk.insert(f.unwrap().path().to_string_lossy().to_string());
+            }
+        }
+    }
+    assert_eq!(on_disk, live, "data files on disk that no snapshot references");
+}

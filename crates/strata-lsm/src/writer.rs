@@ -86,6 +86,8 @@ pub struct WriterOptions {
     pub spill: Option<SpillSettings>,
     /// Bounds of the lookup index cache.
     pub lookup_cache: LookupCacheOptions,
+    /// `num-sorted-run.stop-trigger`: past this many sorted runs, writes wait for compaction.
+    pub stop_trigger: usize,
 }
 
 impl WriterOptions {
@@ -137,6 +139,7 @@ impl WriterOptions {
             } else {
                 None
             },
+            stop_trigger: o.num_sorted_run_stop_trigger()? as usize,
             lookup_cache: LookupCacheOptions {
                 max_memory: o.lookup_cache_max_memory_size()?,
                 max_disk: o.lookup_cache_max_disk_size()?,
@@ -217,6 +220,8 @@ pub struct MergeTreeWriter {
     bucket: i32,
     /// Files written in this commit cycle (not yet committed): compacting them away deletes them.
     uncommitted: Vec<String>,
+    /// A compaction running on a compaction thread (merge-on-read writers only), at most one per bucket.
+    in_flight: Option<Arc<JobSlot>>,
 }
 
 impl MergeTreeWriter {
@@ -256,6 +261,7 @@ impl MergeTreeWriter {
             increment: CommitIncrement::default(),
             bucket,
             uncommitted: Vec::new(),
+            in_flight: None,
         })
     }
 
@@ -298,7 +304,7 @@ impl MergeTreeWriter {
         self.buffer.push(batch);
         if self.buffer.memory_bytes() >= self.opts.write_buffer_size && !self.buffer.try_spill(self.opts.batch_size)? {
             self.flush()?;
-            self.compact(false)?;
+            self.trigger_compaction()?;
         }
         Ok(())
     }
@@ -348,6 +354,7 @@ impl MergeTreeWriter {
     /// Runs compactions until nothing more is picked (in force-up mode: until level 0 is empty). With `full`,
     /// compacts every run into the max level once (and so leaves no deletion vectors).
     pub fn compact(&mut self, full: bool) -> Result<()> {
+        self.finish_background(true)?;
         if full {
             let runs = self.levels.sorted_runs();
             let unit = pick_full(self.levels.num_levels(), &runs);
@@ -390,6 +397,102 @@ impl MergeTreeWriter {
         self.apply_all(applied)
     }
 
+    /// Whether compactions may run on compaction threads: merge-on-read writers without lookups. Writers that
+    /// look up (deletion vectors, first-row, lookup changelog) compact in place, because their commits must
+    /// wait for level 0 to be empty anyway (`lookup-wait`).
+    fn compacts_in_background(&self) -> bool {
+        !self.opts.force_up_level0 && compaction_pool().is_some()
+    }
+
+    /// After a flush: in lookup mode, compacts until nothing is picked; otherwise applies a finished
+    /// background compaction, starts the next one if one is picked, and makes writes wait for compaction
+    /// while the bucket has more than `num-sorted-run.stop-trigger` sorted runs (Paimon's back-pressure).
+    fn trigger_compaction(&mut self) -> Result<()> {
+        if !self.compacts_in_background() {
+            return self.compact(false);
+        }
+        self.finish_background(false)?;
+        self.start_background()?;
+        while self.levels.sorted_runs().len() > self.opts.stop_trigger {
+            let started_here = self.in_flight.is_none() && self.start_background()?;
+            if self.in_flight.is_none() {
+                break;
+            }
+            if let Some(e) = self.finish_background(true)? {
+                if started_here {
+                    // Writes may not outrun a compaction that keeps failing.
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts a universal compaction on a compaction thread if none runs and one is picked.
+    fn start_background(&mut self) -> Result<bool> {
+        if self.in_flight.is_some() {
+            return Ok(false);
+        }
+        let runs = self.levels.sorted_runs();
+        let Some(unit) = self.opts.universal.pick(self.levels.num_levels(), &runs) else { return Ok(false) };
+        let Some(job) = self.unit_job(unit, false) else { return Ok(false) };
+        let Some(pool) = compaction_pool() else { return Ok(false) };
+        let slot = Arc::new(JobSlot {
+            state: std::sync::Mutex::new(SlotState::Running),
+            done: std::sync::Condvar::new(),
+            cancel: job.cancel.clone(),
+        });
+        let theirs = slot.clone();
+        let task: PoolTask = Box::new(move || {
+            let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job.run())) {
+                Ok(r) => r,
+                Err(_) => Err(Error::invalid("compaction", "a compaction thread panicked")),
+            };
+            let Ok(mut state) = theirs.state.lock() else { return };
+            if matches!(*state, SlotState::Abandoned) {
+                // The writer is gone: nobody will commit these files.
+                if let Ok(applied) = &result {
+                    discard_outputs(&job.files.io, &job.files.bucket_dir, applied);
+                }
+            } else {
+                *state = SlotState::Finished(result);
+                theirs.done.notify_all();
+            }
+        });
+        pool.send(task).map_err(|_| Error::invalid("compaction", "the compaction threads are gone"))?;
+        self.in_flight = Some(slot);
+        Ok(true)
+    }
+
+    /// Applies the running background compaction's result if it finished (with `wait`, waits for it). A
+    /// compaction that failed changed nothing (it removed what it wrote): its error is logged and returned
+    /// as `Some` for the caller to judge, since compaction is redone on the next trigger anyway.
+    fn finish_background(&mut self, wait: bool) -> Result<Option<Error>> {
+        let Some(slot) = self.in_flight.take() else { return Ok(None) };
+        let poisoned = || Error::invalid("compaction", "a compaction thread panicked");
+        let mut state = slot.state.lock().map_err(|_| poisoned())?;
+        loop {
+            match std::mem::replace(&mut *state, SlotState::Running) {
+                SlotState::Finished(Ok(applied)) => {
+                    drop(state);
+                    self.apply_all(applied)?;
+                    return Ok(None);
+                }
+                SlotState::Finished(Err(e)) => {
+                    tracing::warn!(dir = self.bucket_dir, error = %e, "background compaction failed; it will be retried");
+                    return Ok(Some(e));
+                }
+                SlotState::Running if wait => state = slot.done.wait(state).map_err(|_| poisoned())?,
+                SlotState::Running => {
+                    drop(state);
+                    self.in_flight = Some(slot);
+                    return Ok(None);
+                }
+                SlotState::Abandoned => return Ok(None),
+            }
+        }
+    }
+
     /// Applies a finished unit's changes in order; rewritten files are new and uncommitted.
     fn apply_all(&mut self, applied: Vec<Applied>) -> Result<()> {
         for a in applied {
@@ -420,6 +523,7 @@ impl MergeTreeWriter {
             inputs,
             output,
             drop_delete,
+            cancel: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         })
     }
 
@@ -508,7 +612,7 @@ impl MergeTreeWriter {
     /// the commit. The writer then starts a new commit cycle.
     pub fn prepare_commit(&mut self, new_index_file_name: impl FnOnce() -> String) -> Result<CommitIncrement> {
         self.flush()?;
-        self.compact(false)?;
+        self.trigger_compaction()?;
         if self.opts.deletion_vectors {
             // Files whose deleted share reached `compaction.delete-ratio-threshold` are rewritten without the
             // deleted rows, so vectors do not grow without bound.
@@ -619,9 +723,18 @@ struct UnitJob {
     inputs: Vec<LevelSortedRun>,
     output: i32,
     drop_delete: bool,
+    /// Set when the writer goes away: the job stops at the next batch and removes what it wrote.
+    cancel: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl UnitJob {
+    fn check_cancelled(&self) -> Result<()> {
+        if self.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(Error::invalid("compaction", "cancelled: the bucket writer was closed"));
+        }
+        Ok(())
+    }
+
     /// Runs the unit; on failure the files it wrote are removed again.
     fn run(&self) -> Result<Vec<Applied>> {
         let _span = tracing::debug_span!(
@@ -756,6 +869,7 @@ impl UnitJob {
                 merged = merged.with_lookup(run_levels, Box::new(self.hook()));
             }
             for b in merged {
+                self.check_cancelled()?;
                 w.write(&b?)?;
             }
             before.extend(runs.into_iter().flat_map(|(_, files)| files));
@@ -782,6 +896,7 @@ impl UnitJob {
             false,
             self.opts.batch_size,
         )? {
+            self.check_cancelled()?;
             let b = b?;
             let rows = converter.convert_columns(&b.columns()[..k]).map_err(|e| Error::corrupt(e.to_string()))?;
             for i in 0..rows.num_rows() {
@@ -798,6 +913,68 @@ fn discard_outputs(io: &Arc<dyn FileIO>, bucket_dir: &str, applied: &[Applied]) 
         for f in &a.after {
             // Best effort: an unreferenced file is an orphan that `strata clean` removes.
             let _ = io.delete(&join(bucket_dir, &f.file_name));
+        }
+    }
+}
+
+/// Tasks run by the compaction threads.
+type PoolTask = Box<dyn FnOnce() + Send>;
+
+/// The process-wide compaction threads (one per core, started on first use), fed through a channel.
+/// `None` when no thread could be started; writers then compact in place.
+fn compaction_pool() -> Option<&'static crossbeam::channel::Sender<PoolTask>> {
+    static POOL: std::sync::OnceLock<Option<crossbeam::channel::Sender<PoolTask>>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        let (tx, rx) = crossbeam::channel::unbounded::<PoolTask>();
+        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        let started = (0..threads)
+            .filter(|i| {
+                let rx = rx.clone();
+                std::thread::Builder::new()
+                    .name(format!("strata-compaction-{i}"))
+                    .spawn(move || {
+                        for task in rx {
+                            task();
+                        }
+                    })
+                    .is_ok()
+            })
+            .count();
+        (started > 0).then_some(tx)
+    })
+    .as_ref()
+}
+
+/// Where a background compaction leaves its result.
+struct JobSlot {
+    state: std::sync::Mutex<SlotState>,
+    done: std::sync::Condvar,
+    cancel: Arc<std::sync::atomic::AtomicBool>,
+}
+
+enum SlotState {
+    Running,
+    Finished(Result<Vec<Applied>>),
+    /// The writer went away first: the job removes what it wrote.
+    Abandoned,
+}
+
+impl Drop for MergeTreeWriter {
+    fn drop(&mut self) {
+        // Cancel a running compaction and wait for it (it stops within a batch), so that once the writer is
+        // gone no file of an uncommitted compaction appears or remains.
+        if let Some(slot) = self.in_flight.take() {
+            slot.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            let Ok(mut state) = slot.state.lock() else { return };
+            while matches!(*state, SlotState::Running) {
+                match slot.done.wait(state) {
+                    Ok(s) => state = s,
+                    Err(_) => return,
+                }
+            }
+            if let SlotState::Finished(Ok(applied)) = std::mem::replace(&mut *state, SlotState::Abandoned) {
+                discard_outputs(&self.io, &self.bucket_dir, &applied);
+            }
         }
     }
 }
