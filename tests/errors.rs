@@ -140,3 +140,25 @@ fn bad_create_arguments_exit_2_with_one_line() {
     assert_eq!(strata(&["inspect"]).0, 2);
     assert_eq!(strata(&["frobnicate"]).0, 2);
 }
+
+/// A table that promises changelog files (written by Flink, say) is not written without them: the writer
+/// refuses with an unsupported error naming the option, and `strata write` exits with one line.
+#[test]
+fn writing_a_changelog_producing_table_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for producer in ["input", "lookup", "full-compaction"] {
+        let path = dir.path().join(producer);
+        let path = path.to_str().unwrap();
+        let table = create_table(local(), path, 1, &[("changelog-producer", producer)]);
+        let err = strata::TableWriter::new(&table, "w").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Unsupported, "{producer}: {err}");
+        assert!(err.to_string().contains(&format!("changelog-producer = {producer}")), "{err}");
+        let input = dir.path().join(format!("{producer}.jsonl"));
+        std::fs::write(&input, "{\"id\": 1}\n").unwrap();
+        let (code, _, err) = strata(&["write", path, "--input", input.to_str().unwrap()]);
+        assert_ne!(code, 0);
+        assert!(err.starts_with("strata: error:") && err.contains("changelog-producer"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(table.snapshot(None).unwrap().is_none(), "{producer}: something was committed");
+    }
+}

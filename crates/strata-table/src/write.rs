@@ -48,6 +48,15 @@ impl TableWrite {
         if schema.primary_keys.is_empty() {
             return Err(Error::unsupported("writing tables without a primary key"));
         }
+        let producer = options.changelog_producer()?;
+        if producer != strata_spec::options::ChangelogProducer::None {
+            // Writing without the changelog files such a table promises would silently starve its streaming
+            // readers of these changes; refuse instead.
+            return Err(Error::unsupported(format!(
+                "writing a table with changelog-producer = {}: Strata writes no changelog files yet, so streaming readers would miss these changes (batch reads are unaffected); set changelog-producer = none to write with Strata",
+                options.get(strata_spec::options::CHANGELOG_PRODUCER).unwrap_or_default().trim()
+            )));
+        }
         let idx = |names: &[String]| -> Result<Vec<usize>> {
             names
                 .iter()
@@ -303,6 +312,15 @@ impl TableWrite {
     }
 }
 
+impl std::fmt::Debug for TableWrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableWrite")
+            .field("table", &self.table.path())
+            .field("open_buckets", &self.writers.len())
+            .finish()
+    }
+}
+
 /// A key-value writer for programs embedding Strata: single rows (`put`, `delete`) and Arrow batches, then
 /// `commit` (one snapshot per commit, identifiers increasing per writer so a restarted writer can tell
 /// what landed).
@@ -446,5 +464,16 @@ fn placeholder(t: &DataType) -> strata_spec::Datum {
         R::Date => D::Date(0),
         R::Time(_) => D::Time(0),
         R::Timestamp(_) | R::LocalZonedTimestamp(_) => D::Timestamp { millis: 0, nanos: 0 },
+    }
+}
+
+impl std::fmt::Debug for TableWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableWriter")
+            .field("write", &self.write)
+            .field("commit_user", &self.commit_user)
+            .field("next_identifier", &self.next_identifier)
+            .field("pending_rows", &self.rows.len())
+            .finish()
     }
 }
