@@ -425,7 +425,8 @@ fn run(cli: Cli) -> Result<(), Error> {
                 }
             }
             let progress = Progress::start("flushing, compacting and committing");
-            let messages = write.prepare_commit()?;
+            // One commit per call, like a Paimon batch write: compaction finishes inside it.
+            let messages = write.prepare_commit_waiting()?;
             let outcome = commit(&table, messages, None)?;
             progress.finish();
             report(

@@ -48,9 +48,10 @@ pub fn open_data_file(
     open_data_file_pruned(io, file, columns, with_positions, batch_size, None)
 }
 
-/// Reads only the rows at `positions` (ascending) of a file, all `columns`.
+/// Reads only the rows at `positions` (ascending) of a file, all `columns`, fetching only the pages that
+/// hold them (range reads).
 pub fn read_positions(
-    io: &dyn FileIO,
+    io: &Arc<dyn FileIO>,
     file: &DataFileRef,
     columns: Vec<(String, DataType)>,
     positions: Vec<u64>,
@@ -64,7 +65,7 @@ pub fn read_positions(
         prune: None,
         select: Some(positions),
     };
-    open_file(io, &file.path, format, &req)
+    crate::reader::open_file_ranged(io, &file.path, format, &req)
 }
 
 /// [`open_data_file`], skipping row groups whose statistics rule `prune` out.
@@ -79,6 +80,21 @@ pub fn open_data_file_pruned(
     let format = FileFormat::from_file_name(&file.meta.file_name)?;
     let req = ReadRequest { columns, dv: file.dv.as_deref(), with_positions, batch_size, prune, select: None };
     open_file(io, &file.path, format, &req)
+}
+
+/// Like [`open_data_file_pruned`], for narrow reads (a few columns of a few row groups): only the needed
+/// byte ranges are fetched.
+pub fn open_data_file_ranged(
+    io: &Arc<dyn FileIO>,
+    file: &DataFileRef,
+    columns: Vec<(String, DataType)>,
+    with_positions: bool,
+    batch_size: usize,
+    prune: Option<crate::predicate::TypedPredicate>,
+) -> Result<FileBatches> {
+    let format = FileFormat::from_file_name(&file.meta.file_name)?;
+    let req = ReadRequest { columns, dv: file.dv.as_deref(), with_positions, batch_size, prune, select: None };
+    crate::reader::open_file_ranged(io, &file.path, format, &req)
 }
 
 /// The files of one sorted run, read one after another, lazily.

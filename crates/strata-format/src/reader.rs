@@ -117,125 +117,213 @@ fn guarded<T>(path: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     }
 }
 
-/// Opens `path` for reading.
+/// Opens `path` for reading, the whole file read into memory first (what scans and compactions want).
 pub fn open_file(io: &dyn FileIO, path: &str, format: FileFormat, req: &ReadRequest<'_>) -> Result<FileBatches> {
     let bytes = io.read(path)?;
-    guarded(path, || open_bytes(bytes, path, format, req))
+    guarded(path, || open_source(ParquetSource::Whole(Bytes::from(bytes)), path, format, req))
 }
 
-fn open_bytes(bytes: Vec<u8>, path: &str, format: FileFormat, req: &ReadRequest<'_>) -> Result<FileBatches> {
-    let _span = tracing::debug_span!("open_data_file", path).entered();
-    let bytes = Bytes::from(bytes);
-    let (inner, num_rows, ranges, roots): Opened = match format {
+/// Opens `path` for a narrow read (a few columns, or a few rows), fetching only what the read needs through
+/// `io`'s range reads: the footer, the page indexes, and the pages of the projected columns in the row groups
+/// and rows selected. Point lookups use it, so their cost does not grow with the file. ORC is read whole.
+pub fn open_file_ranged(
+    io: &Arc<dyn FileIO>,
+    path: &str,
+    format: FileFormat,
+    req: &ReadRequest<'_>,
+) -> Result<FileBatches> {
+    match format {
+        FileFormat::Orc => open_file(io.as_ref(), path, format, req),
         FileFormat::Parquet => {
-            // With a position selection (point lookups), load the page index so unselected pages are skipped
-            // without being decompressed.
-            let policy = if req.select.is_some() {
-                parquet::file::metadata::PageIndexPolicy::Optional
-            } else {
-                parquet::file::metadata::PageIndexPolicy::Skip
-            };
-            let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_page_index_policy(policy);
-            let builder =
-                ParquetRecordBatchReaderBuilder::try_new_with_options(bytes, options).map_err(|e| corrupt(path, e))?;
-            let file_schema = builder.schema().clone();
-            let num_rows = builder.metadata().file_metadata().num_rows().max(0) as u64;
-            let roots = root_indices(path, &file_schema, &req.columns)?;
-            let mask = ProjectionMask::roots(builder.parquet_schema(), roots.iter().copied());
-            // Row groups, with their row ranges, that the pruning predicate does not rule out.
-            let mut start = 0u64;
-            let mut groups: Vec<(usize, std::ops::Range<u64>)> = Vec::new();
-            for (i, rg) in builder.metadata().row_groups().iter().enumerate() {
-                let n = rg.num_rows().max(0) as u64;
-                let keep = match &req.prune {
-                    None => true,
-                    Some(tp) => {
-                        let (pred, types) = &**tp;
-                        pred.may_match(&|name: &str| {
-                            let t = types.iter().find(|(n, _)| n == name)?.1;
-                            let idx = file_schema.index_of(name).ok()?;
-                            crate::predicate::parquet_range(rg, idx, &t)
-                        })
-                    }
-                };
-                if keep {
-                    groups.push((i, start..start + n));
-                }
-                start += n;
-            }
-            let all = groups.len() == builder.metadata().num_row_groups();
-            let ranges: Vec<std::ops::Range<u64>> = groups.iter().map(|(_, r)| r.clone()).collect();
-            let mut builder = builder.with_projection(mask).with_batch_size(req.batch_size);
-            if !all {
-                builder = builder.with_row_groups(groups.iter().map(|(i, _)| *i).collect());
-            }
-            if let Some(sel) = &req.select {
-                let selectors: Vec<parquet::arrow::arrow_reader::RowSelector> = runs_for_positions(sel, num_rows)
-                    .into_iter()
-                    .map(|(skip, n)| {
-                        if skip {
-                            parquet::arrow::arrow_reader::RowSelector::skip(n)
-                        } else {
-                            parquet::arrow::arrow_reader::RowSelector::select(n)
-                        }
-                    })
-                    .collect();
-                builder = builder.with_row_selection(selectors.into());
-            } else if let Some(dv) = req.dv {
-                // Measured (benches/dv.rs): a boolean mask beats a selector queue from about 0.2% deleted rows
-                // up; below that, skipping runs is cheaper.
-                let policy = if dv.cardinality() as f64 > 0.002 * num_rows.max(1) as f64 {
-                    parquet::arrow::arrow_reader::RowSelectionPolicy::Mask
-                } else {
-                    parquet::arrow::arrow_reader::RowSelectionPolicy::Selectors
-                };
-                builder = builder
-                    .with_row_selection(strata_dv::row_selection_for_ranges(dv, &ranges))
-                    .with_row_selection_policy(policy);
-            }
-            let reader = builder.build().map_err(|e| corrupt(path, e))?;
-            (Box::new(reader), num_rows, ranges, roots)
+            let len = io.size(path)?;
+            let file = RangedFile { io: io.clone(), path: path.to_string(), len };
+            guarded(path, || open_source(ParquetSource::Ranged(file), path, format, req))
         }
-        FileFormat::Orc => {
-            let builder = orc_rust::ArrowReaderBuilder::try_new(bytes).map_err(|e| corrupt(path, e))?;
-            let num_rows = builder.file_metadata().number_of_rows();
-            let file_schema = builder.schema();
-            let roots = root_indices(path, &file_schema, &req.columns)?;
-            let names: Vec<&str> = req.columns.iter().map(|(n, _)| n.as_str()).collect();
-            let mask =
-                orc_rust::projection::ProjectionMask::named_roots(builder.file_metadata().root_data_type(), &names);
-            let mut builder = builder.with_projection(mask).with_batch_size(req.batch_size);
-            if let Some(sel) = &req.select {
-                let selectors: Vec<orc_rust::RowSelector> = runs_for_positions(sel, num_rows)
-                    .into_iter()
-                    .map(
-                        |(skip, n)| {
-                            if skip {
-                                orc_rust::RowSelector::skip(n)
-                            } else {
-                                orc_rust::RowSelector::select(n)
-                            }
-                        },
-                    )
-                    .collect();
-                builder = builder.with_row_selection(orc_rust::RowSelection::from(selectors));
-            } else if let Some(dv) = req.dv {
-                let parquet_sel = strata_dv::row_selection(dv, num_rows);
-                let selectors: Vec<orc_rust::RowSelector> = parquet_sel
-                    .iter()
-                    .map(|s| {
-                        if s.skip {
-                            orc_rust::RowSelector::skip(s.row_count)
-                        } else {
-                            orc_rust::RowSelector::select(s.row_count)
-                        }
-                    })
-                    .collect();
-                builder = builder.with_row_selection(orc_rust::RowSelection::from(selectors));
+    }
+}
+
+/// Where parquet bytes come from.
+enum ParquetSource {
+    Whole(Bytes),
+    Ranged(RangedFile),
+}
+
+/// A file whose bytes are fetched from a `FileIO` as the parquet decoder asks for them.
+struct RangedFile {
+    io: Arc<dyn FileIO>,
+    path: String,
+    len: u64,
+}
+
+impl parquet::file::reader::Length for RangedFile {
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+fn external(e: Error) -> parquet::errors::ParquetError {
+    parquet::errors::ParquetError::External(Box::new(e))
+}
+
+impl parquet::file::reader::ChunkReader for RangedFile {
+    type T = RangedRead;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<RangedRead> {
+        Ok(RangedRead { io: self.io.clone(), path: self.path.clone(), pos: start, end: self.len, buf: Bytes::new() })
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        self.io.read_range(&self.path, start, length as u64).map(Bytes::from).map_err(external)
+    }
+}
+
+/// A sequential reader over a ranged file, fetching a megabyte at a time.
+struct RangedRead {
+    io: Arc<dyn FileIO>,
+    path: String,
+    pos: u64,
+    end: u64,
+    buf: Bytes,
+}
+
+impl std::io::Read for RangedRead {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.buf.is_empty() {
+            let n = (self.end.saturating_sub(self.pos)).min(1 << 20);
+            if n == 0 {
+                return Ok(0);
             }
-            (Box::new(builder.build()), num_rows, std::iter::once(0..num_rows).collect(), roots)
+            let bytes = self.io.read_range(&self.path, self.pos, n).map_err(std::io::Error::other)?;
+            self.pos += n;
+            self.buf = Bytes::from(bytes);
+        }
+        let n = out.len().min(self.buf.len());
+        out[..n].copy_from_slice(&self.buf.split_to(n));
+        Ok(n)
+    }
+}
+
+fn open_source(source: ParquetSource, path: &str, format: FileFormat, req: &ReadRequest<'_>) -> Result<FileBatches> {
+    let _span = tracing::debug_span!("open_data_file", path).entered();
+    let opened = match (source, format) {
+        (ParquetSource::Whole(bytes), FileFormat::Parquet) => open_parquet(bytes, path, req)?,
+        (ParquetSource::Ranged(file), FileFormat::Parquet) => open_parquet(file, path, req)?,
+        (ParquetSource::Whole(bytes), FileFormat::Orc) => open_orc(bytes, path, req)?,
+        (ParquetSource::Ranged(file), FileFormat::Orc) => {
+            let bytes = file.io.read(&file.path)?;
+            open_orc(Bytes::from(bytes), path, req)?
         }
     };
+    finish_open(opened, path, req)
+}
+
+fn open_parquet<R: parquet::file::reader::ChunkReader + 'static>(
+    bytes: R,
+    path: &str,
+    req: &ReadRequest<'_>,
+) -> Result<Opened> {
+    // With a position selection (point lookups), load the page index so unselected pages are skipped
+    // without being decompressed.
+    let policy = if req.select.is_some() {
+        parquet::file::metadata::PageIndexPolicy::Optional
+    } else {
+        parquet::file::metadata::PageIndexPolicy::Skip
+    };
+    let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_page_index_policy(policy);
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new_with_options(bytes, options).map_err(|e| corrupt(path, e))?;
+    let file_schema = builder.schema().clone();
+    let num_rows = builder.metadata().file_metadata().num_rows().max(0) as u64;
+    let roots = root_indices(path, &file_schema, &req.columns)?;
+    let mask = ProjectionMask::roots(builder.parquet_schema(), roots.iter().copied());
+    // Row groups, with their row ranges, that the pruning predicate does not rule out.
+    let mut start = 0u64;
+    let mut groups: Vec<(usize, std::ops::Range<u64>)> = Vec::new();
+    for (i, rg) in builder.metadata().row_groups().iter().enumerate() {
+        let n = rg.num_rows().max(0) as u64;
+        let keep = match &req.prune {
+            None => true,
+            Some(tp) => {
+                let (pred, types) = &**tp;
+                pred.may_match(&|name: &str| {
+                    let t = types.iter().find(|(n, _)| n == name)?.1;
+                    let idx = file_schema.index_of(name).ok()?;
+                    crate::predicate::parquet_range(rg, idx, &t)
+                })
+            }
+        };
+        if keep {
+            groups.push((i, start..start + n));
+        }
+        start += n;
+    }
+    let all = groups.len() == builder.metadata().num_row_groups();
+    let ranges: Vec<std::ops::Range<u64>> = groups.iter().map(|(_, r)| r.clone()).collect();
+    let mut builder = builder.with_projection(mask).with_batch_size(req.batch_size);
+    if !all {
+        builder = builder.with_row_groups(groups.iter().map(|(i, _)| *i).collect());
+    }
+    if let Some(sel) = &req.select {
+        let selectors: Vec<parquet::arrow::arrow_reader::RowSelector> = runs_for_positions(sel, num_rows)
+            .into_iter()
+            .map(|(skip, n)| {
+                if skip {
+                    parquet::arrow::arrow_reader::RowSelector::skip(n)
+                } else {
+                    parquet::arrow::arrow_reader::RowSelector::select(n)
+                }
+            })
+            .collect();
+        builder = builder.with_row_selection(selectors.into());
+    } else if let Some(dv) = req.dv {
+        // Measured (benches/dv.rs): a boolean mask beats a selector queue from about 0.2% deleted rows
+        // up; below that, skipping runs is cheaper.
+        let policy = if dv.cardinality() as f64 > 0.002 * num_rows.max(1) as f64 {
+            parquet::arrow::arrow_reader::RowSelectionPolicy::Mask
+        } else {
+            parquet::arrow::arrow_reader::RowSelectionPolicy::Selectors
+        };
+        builder = builder
+            .with_row_selection(strata_dv::row_selection_for_ranges(dv, &ranges))
+            .with_row_selection_policy(policy);
+    }
+    let reader = builder.build().map_err(|e| corrupt(path, e))?;
+    Ok((Box::new(reader), num_rows, ranges, roots))
+}
+
+fn open_orc(bytes: Bytes, path: &str, req: &ReadRequest<'_>) -> Result<Opened> {
+    let builder = orc_rust::ArrowReaderBuilder::try_new(bytes).map_err(|e| corrupt(path, e))?;
+    let num_rows = builder.file_metadata().number_of_rows();
+    let file_schema = builder.schema();
+    let roots = root_indices(path, &file_schema, &req.columns)?;
+    let names: Vec<&str> = req.columns.iter().map(|(n, _)| n.as_str()).collect();
+    let mask = orc_rust::projection::ProjectionMask::named_roots(builder.file_metadata().root_data_type(), &names);
+    let mut builder = builder.with_projection(mask).with_batch_size(req.batch_size);
+    if let Some(sel) = &req.select {
+        let selectors: Vec<orc_rust::RowSelector> = runs_for_positions(sel, num_rows)
+            .into_iter()
+            .map(|(skip, n)| if skip { orc_rust::RowSelector::skip(n) } else { orc_rust::RowSelector::select(n) })
+            .collect();
+        builder = builder.with_row_selection(orc_rust::RowSelection::from(selectors));
+    } else if let Some(dv) = req.dv {
+        let parquet_sel = strata_dv::row_selection(dv, num_rows);
+        let selectors: Vec<orc_rust::RowSelector> = parquet_sel
+            .iter()
+            .map(|s| {
+                if s.skip {
+                    orc_rust::RowSelector::skip(s.row_count)
+                } else {
+                    orc_rust::RowSelector::select(s.row_count)
+                }
+            })
+            .collect();
+        builder = builder.with_row_selection(orc_rust::RowSelection::from(selectors));
+    }
+    Ok((Box::new(builder.build()), num_rows, std::iter::once(0..num_rows).collect(), roots))
+}
+
+fn finish_open(opened: Opened, path: &str, req: &ReadRequest<'_>) -> Result<FileBatches> {
+    let (inner, num_rows, ranges, roots) = opened;
     // Projected columns arrive in file order; `order` maps wanted position -> position in the batch.
     let mut projected: Vec<(usize, usize)> =
         roots.into_iter().enumerate().map(|(wanted, root)| (root, wanted)).collect();

@@ -303,6 +303,9 @@ impl LookupLevels {
             Some((Ok(ix), path, bytes)) => {
                 self.stats.reloaded += 1;
                 self.forget(Cached::Disk { path, bytes });
+                if let Some(e) = self.entries.get_mut(&f.file_name) {
+                    e.index = Cached::Dropped;
+                }
                 ix
             }
             other => {
@@ -310,6 +313,9 @@ impl LookupLevels {
                     // A damaged cache file is scratch data: rebuild from the data file.
                     tracing::warn!(file = f.file_name, error = %e, "lookup cache file unreadable; rebuilding");
                     self.forget(Cached::Disk { path, bytes });
+                    if let Some(e) = self.entries.get_mut(&f.file_name) {
+                        e.index = Cached::Dropped;
+                    }
                 }
                 let (ix, bloom) = self.build(f)?;
                 let bloom = match self.entries.get_mut(&f.file_name) {
@@ -344,11 +350,18 @@ impl LookupLevels {
             let Cached::Memory(ix) = std::mem::replace(&mut entry.index, Cached::Dropped) else { continue };
             self.memory = self.memory.saturating_sub(ix.memory_size());
             if self.disk < self.options.max_disk {
-                let (path, bytes) = self.store(&victim, &ix)?;
-                self.disk += bytes;
-                self.stats.spilled += 1;
-                if let Some(e) = self.entries.get_mut(&victim) {
-                    e.index = Cached::Disk { path, bytes };
+                match self.store(&victim, &ix) {
+                    Ok((path, bytes)) => {
+                        self.disk += bytes;
+                        self.stats.spilled += 1;
+                        if let Some(e) = self.entries.get_mut(&victim) {
+                            e.index = Cached::Disk { path, bytes };
+                        }
+                    }
+                    // Local disk trouble only costs a rebuild from the data file later.
+                    Err(e) => {
+                        tracing::warn!(file = victim, error = %e, "cannot write a lookup cache file; dropping the index")
+                    }
                 }
             }
         }

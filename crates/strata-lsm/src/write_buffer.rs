@@ -46,7 +46,6 @@ pub struct SpillSettings {
 /// A sorted run in a local IPC file.
 struct SpilledRun {
     path: PathBuf,
-    bytes: u64,
 }
 
 impl WriteBuffer {
@@ -66,7 +65,7 @@ impl WriteBuffer {
 
     /// Adds rows (in the file layout, with sequence numbers).
     pub fn push(&mut self, batch: RecordBatch) {
-        self.bytes += batch.get_array_memory_size() as u64;
+        self.bytes += batch_bytes(&batch);
         self.batches.push(batch);
     }
 
@@ -133,27 +132,42 @@ impl WriteBuffer {
         w.finish().map_err(ipc_err)?;
         let bytes = std::fs::metadata(&path).map_err(|e| Error::io(&shown, e))?.len();
         self.spilled_bytes += bytes;
-        self.spilled.push(SpilledRun { path, bytes });
+        self.spilled.push(SpilledRun { path });
         self.batches.clear();
         self.bytes = 0;
         Ok(true)
     }
 
-    /// Takes everything buffered as sorted runs (spilled runs first, then memory), leaving the buffer empty.
-    /// Each run is ordered by key then sequence number; runs may share keys.
-    pub fn take_runs(&mut self, batch_size: usize) -> Result<Vec<Run>> {
+    /// Everything buffered as sorted runs (spilled runs first, then memory), each ordered by key then sequence
+    /// number; runs may share keys. The buffer keeps its contents until [`clear`](Self::clear), so a flush
+    /// that fails can be retried.
+    pub fn runs(&self, batch_size: usize) -> Result<Vec<Run>> {
         let mut runs: Vec<Run> = Vec::new();
-        for run in self.spilled.drain(..) {
-            runs.push(Box::new(SpillReader::open(run)?));
+        for run in &self.spilled {
+            runs.push(Box::new(SpillReader::open(&run.path)?));
         }
-        self.spilled_bytes = 0;
         if !self.batches.is_empty() {
-            let sorted = self.sorted(batch_size)?;
-            self.batches.clear();
-            self.bytes = 0;
-            runs.push(Box::new(sorted.into_iter().map(Ok)));
+            runs.push(Box::new(self.sorted(batch_size)?.into_iter().map(Ok)));
         }
         Ok(runs)
+    }
+
+    /// Drops everything buffered (after a successful flush): memory, and the spilled files.
+    pub fn clear(&mut self) {
+        for run in self.spilled.drain(..) {
+            // Scratch data: a failed removal leaves a file in the temporary directory, removed with it.
+            let _ = std::fs::remove_file(&run.path);
+        }
+        self.spilled_bytes = 0;
+        self.batches.clear();
+        self.bytes = 0;
+    }
+
+    /// Takes the most recently pushed batch back out (a write that was not accepted).
+    pub fn pop_last(&mut self) {
+        if let Some(b) = self.batches.pop() {
+            self.bytes = self.bytes.saturating_sub(batch_bytes(&b));
+        }
     }
 
     /// The memory part sorted by key then sequence number, in batches of `batch_size`. Measured: concatenating
@@ -185,20 +199,19 @@ impl WriteBuffer {
     }
 }
 
-/// Reads a spilled run back batch by batch, deleting its file when done.
+/// Reads a spilled run back batch by batch.
 struct SpillReader {
-    run: SpilledRun,
+    path: String,
     reader: FileReader<BufReader<File>>,
 }
 
 impl SpillReader {
-    fn open(run: SpilledRun) -> Result<Self> {
-        let shown = run.path.display().to_string();
-        let file = File::open(&run.path).map_err(|e| Error::io(&shown, e))?;
+    fn open(path: &std::path::Path) -> Result<Self> {
+        let shown = path.display().to_string();
+        let file = File::open(path).map_err(|e| Error::io(&shown, e))?;
         let reader = FileReader::try_new(BufReader::new(file), None)
             .map_err(|e| Error::Corrupt { path: shown.clone(), message: e.to_string() })?;
-        tracing::debug!(path = shown, bytes = run.bytes, "reading spilled run");
-        Ok(SpillReader { run, reader })
+        Ok(SpillReader { path: shown, reader })
     }
 }
 
@@ -206,19 +219,18 @@ impl Iterator for SpillReader {
     type Item = Result<RecordBatch>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let path = &self.run.path;
-        self.reader
-            .next()
-            .map(|r| r.map_err(|e| Error::Corrupt { path: path.display().to_string(), message: e.to_string() }))
+        let path = &self.path;
+        self.reader.next().map(|r| r.map_err(|e| Error::Corrupt { path: path.clone(), message: e.to_string() }))
     }
 }
 
-impl Drop for SpillReader {
-    fn drop(&mut self) {
-        // Scratch data: a failed removal only leaves a file in the writer's temporary directory, which goes
-        // away with the writer.
-        let _ = std::fs::remove_file(&self.run.path);
-    }
+/// Bytes a batch holds, counting only the part of shared buffers it uses (a slice of a large batch must
+/// not count as the whole batch, or every write would look like a full buffer).
+fn batch_bytes(b: &RecordBatch) -> u64 {
+    b.columns()
+        .iter()
+        .map(|c| c.to_data().get_slice_memory_size().unwrap_or_else(|_| c.get_array_memory_size()) as u64)
+        .sum()
 }
 
 #[cfg(test)]
@@ -289,7 +301,7 @@ mod tests {
             }
             assert_eq!(buf.spilled_runs(), 3);
             let dir = buf.dir.as_ref().unwrap().path().to_path_buf();
-            let runs = buf.take_runs(16).unwrap();
+            let runs = buf.runs(16).unwrap();
             assert_eq!(runs.len(), 4, "three spilled runs and the memory run");
             let mut got = Vec::new();
             for run in runs {
@@ -300,8 +312,12 @@ mod tests {
             got.sort_unstable();
             all.sort_unstable();
             assert_eq!(got, all, "{codec}: rows lost or duplicated");
+            // Reading the runs keeps them (a failed flush is retried): the same rows come back again.
+            let again: usize = buf.runs(16).unwrap().into_iter().map(|r| keys_and_seqs(r).len()).sum();
+            assert_eq!(again, all.len(), "{codec}: runs did not survive being read");
+            buf.clear();
             assert!(buf.is_empty());
-            assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "{codec}: spilled files left after reading");
+            assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "{codec}: spilled files left after clearing");
             drop(buf);
             assert!(!dir.exists(), "the spill directory outlived its buffer");
         }

@@ -302,11 +302,24 @@ impl MergeTreeWriter {
             .map_err(|e| Error::invalid("write", format!("rows do not match the table: {e}")))?;
         self.next_seq += n as i64;
         self.buffer.push(batch);
-        if self.buffer.memory_bytes() >= self.opts.write_buffer_size && !self.buffer.try_spill(self.opts.batch_size)? {
-            self.flush()?;
-            self.trigger_compaction()?;
+        if self.buffer.memory_bytes() < self.opts.write_buffer_size {
+            return Ok(());
         }
-        Ok(())
+        let spilled = self.buffer.try_spill(self.opts.batch_size).unwrap_or_else(|e| {
+            tracing::warn!(dir = self.bucket_dir, error = %e, "spilling the write buffer failed; flushing to level 0");
+            false
+        });
+        if spilled {
+            return Ok(());
+        }
+        if let Err(e) = self.flush() {
+            // Not accepted: the batch leaves the buffer again (earlier rows stay buffered for the next flush).
+            self.buffer.pop_last();
+            self.next_seq -= n as i64;
+            return Err(e);
+        }
+        // The rows are in level-0 files now; a compaction error below does not undo that.
+        self.trigger_compaction()
     }
 
     fn file_factory(&self) -> FileFactory {
@@ -335,14 +348,21 @@ impl MergeTreeWriter {
             spilled_runs = self.buffer.spilled_runs()
         )
         .entered();
-        let runs = self.buffer.take_runs(self.opts.batch_size)?;
+        // The buffer (memory and spilled runs) is released only once the level-0 files are written: a
+        // failed flush leaves it whole, so a retried commit writes the same rows again.
+        let runs = self.buffer.runs(self.opts.batch_size)?;
         let merged =
             MergeIterator::new(self.layout.clone(), runs, self.opts.merge.clone(), false, self.opts.batch_size)?;
         let mut w = self.file_writer(0, FileSource::Append);
-        for b in merged {
-            w.write(&b?)?;
-        }
-        let files = w.close()?;
+        let written = merged.into_iter().try_for_each(|b| w.write(&b?));
+        let files = match written {
+            Ok(()) => w.close(),
+            Err(e) => {
+                remove_files(&self.io, &w.written_paths());
+                Err(e)
+            }
+        }?;
+        self.buffer.clear();
         for f in &files {
             self.uncommitted.push(f.file_name.clone());
         }
@@ -550,7 +570,11 @@ impl MergeTreeWriter {
                 self.increment.compact_after.retain(|x| x.file_name != f.file_name);
                 if !kept {
                     self.uncommitted.retain(|x| x != &f.file_name);
-                    self.io.delete(&join(&self.bucket_dir, &f.file_name))?;
+                    // Best effort: failing here would leave this record of the compaction half-applied;
+                    // an undeleted file is an orphan that `strata clean` removes.
+                    if let Err(e) = self.io.delete(&join(&self.bucket_dir, &f.file_name)) {
+                        tracing::warn!(file = f.file_name, error = %e, "cannot delete a file compacted away before its commit");
+                    }
                 }
             } else {
                 self.increment.compact_before.push(f);
@@ -613,6 +637,19 @@ impl MergeTreeWriter {
     pub fn prepare_commit(&mut self, new_index_file_name: impl FnOnce() -> String) -> Result<CommitIncrement> {
         self.flush()?;
         self.trigger_compaction()?;
+        self.finish_prepare(new_index_file_name)
+    }
+
+    /// Like [`prepare_commit`](Self::prepare_commit), but also waits for a background compaction and
+    /// compacts until nothing more is picked, so the commit leaves nothing running (what a batch job's last
+    /// commit wants: Paimon's batch writers wait for compaction at commit too).
+    pub fn prepare_commit_waiting(&mut self, new_index_file_name: impl FnOnce() -> String) -> Result<CommitIncrement> {
+        self.flush()?;
+        self.compact(false)?;
+        self.finish_prepare(new_index_file_name)
+    }
+
+    fn finish_prepare(&mut self, new_index_file_name: impl FnOnce() -> String) -> Result<CommitIncrement> {
         if self.opts.deletion_vectors {
             // Files whose deleted share reached `compaction.delete-ratio-threshold` are rewritten without the
             // deleted rows, so vectors do not grow without bound.
@@ -646,15 +683,18 @@ impl MergeTreeWriter {
     }
 
     fn finish_cycle(&mut self, new_index_file_name: impl FnOnce() -> String) -> Result<CommitIncrement> {
-        let mut inc = std::mem::take(&mut self.increment);
         let mut st = self.state.lock()?;
+        let mut dv_base = None;
+        let mut new_index = None;
         if let Some(dv) = st.dv.as_mut() {
-            inc.dv_index_base = Some(dv.current_index_file().map(|f| f.file_name.clone()));
-            if let Some(change) = dv.write_index_file(self.io.as_ref(), &self.index_dir, &new_index_file_name())? {
-                inc.new_index_files.push(change.new_file);
-            }
+            dv_base = Some(dv.current_index_file().map(|f| f.file_name.clone()));
+            new_index = dv.write_index_file(self.io.as_ref(), &self.index_dir, &new_index_file_name())?;
         }
         drop(st);
+        // Taken only now: if writing the index failed, the increment stays for the next prepare to retry.
+        let mut inc = std::mem::take(&mut self.increment);
+        inc.dv_index_base = dv_base;
+        inc.new_index_files.extend(new_index.map(|change| change.new_file));
         self.uncommitted.clear();
         Ok(inc)
     }
@@ -868,9 +908,14 @@ impl UnitJob {
             if lookup_engine && run_levels.contains(&0) && self.output < self.levels.max_level() {
                 merged = merged.with_lookup(run_levels, Box::new(self.hook()));
             }
-            for b in merged {
+            let written = merged.into_iter().try_for_each(|b| {
                 self.check_cancelled()?;
-                w.write(&b?)?;
+                w.write(&b?)
+            });
+            if let Err(e) = written {
+                // Files this rewrite already rolled are nobody's: remove them (the open one was never written).
+                remove_files(&self.files.io, &w.written_paths());
+                return Err(e);
             }
             before.extend(runs.into_iter().flat_map(|(_, files)| files));
         }
@@ -904,6 +949,14 @@ impl UnitJob {
             }
         }
         Ok(())
+    }
+}
+
+/// Removes files nothing references (best effort: an unreferenced file is an orphan that `strata clean`
+/// removes later).
+fn remove_files(io: &Arc<dyn FileIO>, paths: &[String]) {
+    for p in paths {
+        let _ = io.delete(p);
     }
 }
 

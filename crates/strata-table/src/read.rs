@@ -13,7 +13,9 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema, SchemaRef};
 use parking_lot::Mutex;
-use strata_format::bucket_read::{file_columns, merge_read, open_data_file_pruned, read_positions, DataFileRef};
+use strata_format::bucket_read::{
+    file_columns, merge_read, open_data_file_pruned, open_data_file_ranged, read_positions, DataFileRef,
+};
 use strata_format::merge::{MergeIterator, Run};
 use strata_format::merge_function::MergeConfig;
 use strata_format::predicate::{CmpOp, ColumnRange, Predicate, TypedPredicate};
@@ -402,9 +404,20 @@ impl ReadBuilder {
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
-                // A send fails only when the stream was dropped: stop reading then.
-                let r = reader.read_split(split, &mut |b| {
-                    !stop.load(Ordering::Relaxed) && (b.num_rows() == 0 || tx.send(Ok(b)).is_ok())
+                // A send fails only when the stream was dropped: stop reading then. A panic in a decoder is
+                // an error of the stream, never a silent end of it.
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    reader.read_split(split, &mut |b| {
+                        !stop.load(Ordering::Relaxed) && (b.num_rows() == 0 || tx.send(Ok(b)).is_ok())
+                    })
+                }))
+                .unwrap_or_else(|p| {
+                    let msg = p
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| p.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown panic".to_string());
+                    Err(Error::invalid("read", format!("a read thread panicked: {msg}")))
                 });
                 if let Err(e) = r {
                     stop.store(true, Ordering::Relaxed);
@@ -713,14 +726,8 @@ pub fn get(table: &Table, key: &[Option<Datum>], snapshot: Option<i64>) -> Resul
     let mut runs: Vec<Run> = Vec::new();
     for f in &candidates {
         let mut positions = Vec::new();
-        for b in open_data_file_pruned(
-            table.io().as_ref(),
-            f,
-            key_cols.clone(),
-            true,
-            DEFAULT_BATCH_SIZE,
-            Some(typed.clone()),
-        )? {
+        for b in open_data_file_ranged(table.io(), f, key_cols.clone(), true, DEFAULT_BATCH_SIZE, Some(typed.clone()))?
+        {
             let b = b?;
             let mask = key_pred.evaluate(&b, &col_type)?;
             let pos = b
@@ -738,7 +745,7 @@ pub fn get(table: &Table, key: &[Option<Datum>], snapshot: Option<i64>) -> Resul
             continue;
         }
         let mut batches = Vec::new();
-        for b in read_positions(table.io().as_ref(), f, file_cols.clone(), positions)? {
+        for b in read_positions(table.io(), f, file_cols.clone(), positions)? {
             batches.push(
                 RecordBatch::try_new(layout.file_schema.clone(), b?.columns().to_vec())
                     .map_err(|e| Error::invalid("get", e.to_string())),

@@ -23,6 +23,8 @@ pub struct TableWrite {
     base: Option<Snapshot>,
     live: Option<LiveByBucket>,
     writers: BTreeMap<(Vec<u8>, i32), (BinaryRow, MergeTreeWriter)>,
+    /// Messages of buckets that prepared while another bucket failed: committed with the next prepare.
+    carried: Vec<CommitMessage>,
     num_buckets: i32,
     partition_idx: Vec<usize>,
     partition_types: Vec<DataType>,
@@ -78,6 +80,7 @@ impl TableWrite {
         let value_types: Vec<DataType> = schema.fields.iter().map(|f| f.data_type).collect();
         let value_schema = strata_format::KeyValueLayout::new(schema)?.value_schema;
         Ok(TableWrite {
+            carried: Vec::new(),
             value_schema,
             base: table.snapshot(None)?,
             table: table.clone(),
@@ -256,25 +259,52 @@ impl TableWrite {
     /// Flushes, compacts and collects every bucket's changes (buckets in parallel). `full` adds a full
     /// compaction; `delete_ratio` rewrites files at least that deleted.
     pub fn prepare_commit_with(&mut self, full: bool, delete_ratio: Option<f64>) -> Result<Vec<CommitMessage>> {
+        self.prepare(full, delete_ratio, true)
+    }
+
+    /// Flushes and collects every bucket's changes without waiting for background compactions of
+    /// merge-on-read buckets (they land in a later commit): what a writer that commits again and again wants.
+    pub fn prepare_commit(&mut self) -> Result<Vec<CommitMessage>> {
+        self.prepare(false, None, false)
+    }
+
+    /// Like [`prepare_commit`](Self::prepare_commit), but waits for compaction, so nothing is left running:
+    /// what a batch job's last commit wants (Paimon's batch writers wait for compaction at commit too).
+    pub fn prepare_commit_waiting(&mut self) -> Result<Vec<CommitMessage>> {
+        self.prepare(false, None, true)
+    }
+
+    fn prepare(&mut self, full: bool, delete_ratio: Option<f64>, wait: bool) -> Result<Vec<CommitMessage>> {
         let _span = tracing::info_span!("prepare_commit", buckets = self.writers.len()).entered();
         let paths = self.table.path_factory().clone();
         let num_buckets = self.num_buckets;
         let mut writers: Vec<&mut (BinaryRow, MergeTreeWriter)> = self.writers.values_mut().collect();
         let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).max(1);
         let chunk = writers.len().div_ceil(threads).max(1);
-        let results: Vec<Result<Vec<CommitMessage>>> = std::thread::scope(|s| {
+        // Each bucket's outcome on its own: one bucket failing must not lose what the others handed over.
+        let results: Vec<(Vec<CommitMessage>, Option<Error>)> = std::thread::scope(|s| {
             let handles: Vec<_> = writers
                 .chunks_mut(chunk)
                 .map(|group| {
                     let paths = paths.clone();
                     s.spawn(move || {
                         let mut out = Vec::new();
+                        let mut failed = None;
                         for entry in group.iter_mut() {
                             let (partition, w) = &mut **entry;
                             let inc = if full || delete_ratio.is_some() {
-                                w.prepare_commit_after(full, delete_ratio, || paths.new_index_file_name())?
+                                w.prepare_commit_after(full, delete_ratio, || paths.new_index_file_name())
+                            } else if wait {
+                                w.prepare_commit_waiting(|| paths.new_index_file_name())
                             } else {
-                                w.prepare_commit(|| paths.new_index_file_name())?
+                                w.prepare_commit(|| paths.new_index_file_name())
+                            };
+                            let inc = match inc {
+                                Ok(inc) => inc,
+                                Err(e) => {
+                                    failed.get_or_insert(e);
+                                    continue;
+                                }
                             };
                             if !inc.is_empty() {
                                 out.push(CommitMessage {
@@ -290,25 +320,30 @@ impl TableWrite {
                                 });
                             }
                         }
-                        Ok(out)
+                        (out, failed)
                     })
                 })
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(Error::invalid("write", "a bucket writer panicked"))))
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| (Vec::new(), Some(Error::invalid("write", "a bucket writer panicked"))))
+                })
                 .collect()
         });
-        let mut messages = Vec::new();
-        for r in results {
-            messages.extend(r?);
+        // What buckets handed over is theirs no longer: keep it for the commit, even when another bucket
+        // failed (then it waits for the next prepare, which retries the failed bucket).
+        let mut first_error = None;
+        for (messages, failed) in results {
+            self.carried.extend(messages);
+            if let Some(e) = failed {
+                first_error.get_or_insert(e);
+            }
         }
-        Ok(messages)
-    }
-
-    /// [`prepare_commit_with`](Self::prepare_commit_with) without extra compaction.
-    pub fn prepare_commit(&mut self) -> Result<Vec<CommitMessage>> {
-        self.prepare_commit_with(false, None)
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(std::mem::take(&mut self.carried)),
+        }
     }
 }
 
@@ -330,6 +365,9 @@ pub struct TableWriter {
     next_identifier: i64,
     rows: Vec<Vec<Option<strata_spec::Datum>>>,
     kinds: Vec<i8>,
+    /// A commit that failed: its files are written and the bucket writers count them as committed, so it
+    /// is committed again (under its identifier, so never twice) before anything else.
+    pending: Option<crate::commit::Committable>,
 }
 
 impl TableWriter {
@@ -342,6 +380,7 @@ impl TableWriter {
             commit_user: commit_user.to_string(),
             next_identifier,
             rows: Vec::new(),
+            pending: None,
             kinds: Vec::new(),
         })
     }
@@ -417,20 +456,60 @@ impl TableWriter {
     }
 
     /// Flushes, compacts and commits everything written since the last commit; the new snapshot's id
-    /// (`None` when there was nothing to commit).
+    /// (`None` when there was nothing to commit). When a commit fails (an I/O error, say), calling `commit`
+    /// again first retries it: the failed commit's rows are not lost, and never land twice.
     pub fn commit(&mut self) -> Result<Option<i64>> {
+        let retried = self.commit_pending()?;
         self.flush_rows()?;
         let messages = self.write.prepare_commit()?;
         let c = crate::commit::Committable { identifier: self.next_identifier, messages, kind: None, properties: None };
-        let outcome = self.write.table().new_commit(&self.commit_user)?.commit(&c)?;
-        if outcome.snapshot_id().is_some() {
-            self.next_identifier += 1;
+        Ok(self.commit_or_keep(c)?.or(retried))
+    }
+
+    /// Commits `c`; on failure keeps it for the next call to retry.
+    fn commit_or_keep(&mut self, c: crate::commit::Committable) -> Result<Option<i64>> {
+        match self.write.table().new_commit(&self.commit_user).and_then(|committer| committer.commit(&c)) {
+            Ok(outcome) => {
+                if outcome.snapshot_id().is_some() {
+                    self.next_identifier += 1;
+                }
+                Ok(outcome.snapshot_id())
+            }
+            Err(e) => {
+                self.pending = Some(c);
+                Err(e)
+            }
         }
-        Ok(outcome.snapshot_id())
+    }
+
+    /// Retries a commit that failed earlier, unless it landed after all (its identifier is committed).
+    fn commit_pending(&mut self) -> Result<Option<i64>> {
+        let Some(c) = self.pending.take() else { return Ok(None) };
+        let committer = match self.write.table().new_commit(&self.commit_user) {
+            Ok(committer) => committer,
+            Err(e) => {
+                self.pending = Some(c);
+                return Err(e);
+            }
+        };
+        match committer.filter_committed(&[c.identifier]) {
+            Ok(left) if left.is_empty() => {
+                // It landed although the call reported an error: nothing to do (its snapshot is not this
+                // call's).
+                self.next_identifier = self.next_identifier.max(c.identifier + 1);
+                Ok(None)
+            }
+            Ok(_) => self.commit_or_keep(c),
+            Err(e) => {
+                self.pending = Some(c);
+                Err(e)
+            }
+        }
     }
 
     /// A full compaction of every bucket, committed.
     pub fn compact(&mut self, full: bool) -> Result<Option<i64>> {
+        self.commit_pending()?;
         self.flush_rows()?;
         self.write.open_all_buckets()?;
         let messages = self.write.prepare_commit_with(full, None)?;
@@ -440,11 +519,7 @@ impl TableWriter {
             kind: Some(strata_spec::CommitKind::Compact),
             properties: None,
         };
-        let outcome = self.write.table().new_commit(&self.commit_user)?.commit(&c)?;
-        if outcome.snapshot_id().is_some() {
-            self.next_identifier += 1;
-        }
-        Ok(outcome.snapshot_id())
+        self.commit_or_keep(c)
     }
 }
 
