@@ -148,6 +148,20 @@ def cmd_read(path):
     return [{k: _json_value(v) for k, v in row.items()} for row in t.to_pylist()]
 
 
+def cmd_changelog(path, snapshot_id):
+    """The changelog rows pypaimon's streaming reader reads for snapshot `snapshot_id` (a follow-up plan over
+    the snapshot's changelog manifest list), each with its row kind ("+I", "-U", "+U", "-D"), in read order."""
+    table = _table_at(path)
+    rb = table.new_stream_read_builder().with_include_row_kind(True)
+    scan = rb.new_streaming_scan()
+    snapshot = table.snapshot_manager().get_snapshot_by_id(int(snapshot_id))
+    plan = scan._create_changelog_plan(snapshot)
+    t = rb.new_read().to_arrow(plan.splits())
+    if t is None:
+        return []
+    return [{k: _json_value(v) for k, v in row.items()} for row in t.to_pylist()]
+
+
 def cmd_time_read(path):
     """Reads the latest snapshot of the table at `path` with pypaimon; returns rows and seconds (best of 3)."""
     import time
@@ -336,6 +350,8 @@ def main():
         res = cmd_time_read(sys.argv[2])
     elif cmd == 'read':
         res = cmd_read(sys.argv[2])
+    elif cmd == 'changelog':
+        res = cmd_changelog(sys.argv[2], sys.argv[3])
     elif cmd == 'meta':
         res = cmd_meta(sys.argv[2])
     elif cmd == 'manifest':

@@ -88,6 +88,8 @@ pub struct WriterOptions {
     pub lookup_cache: LookupCacheOptions,
     /// `num-sorted-run.stop-trigger`: past this many sorted runs, writes wait for compaction.
     pub stop_trigger: usize,
+    /// `changelog-producer = input`: every written row also goes to changelog files.
+    pub changelog_input: bool,
 }
 
 impl WriterOptions {
@@ -140,6 +142,7 @@ impl WriterOptions {
                 None
             },
             stop_trigger: o.num_sorted_run_stop_trigger()? as usize,
+            changelog_input: o.changelog_producer()? == strata_spec::options::ChangelogProducer::Input,
             lookup_cache: LookupCacheOptions {
                 max_memory: o.lookup_cache_max_memory_size()?,
                 max_disk: o.lookup_cache_max_disk_size()?,
@@ -160,6 +163,8 @@ pub struct CommitIncrement {
     pub compact_after: Vec<DataFileMeta>,
     /// The bucket's new deletion-vector index file.
     pub new_index_files: Vec<IndexFileMeta>,
+    /// Changelog files of this cycle (`changelog-producer = input`).
+    pub changelog_files: Vec<DataFileMeta>,
     /// In deletion-vector mode: the bucket's DV index file this cycle started from (`None` inside when the
     /// bucket had none). The commit refuses to go ahead if another commit replaced it meanwhile, since this
     /// writer's compactions and vectors were computed against it.
@@ -173,6 +178,7 @@ impl CommitIncrement {
             && self.compact_before.is_empty()
             && self.compact_after.is_empty()
             && self.new_index_files.is_empty()
+            && self.changelog_files.is_empty()
     }
 }
 
@@ -348,6 +354,24 @@ impl MergeTreeWriter {
             spilled_runs = self.buffer.spilled_runs()
         )
         .entered();
+        // With `changelog-producer = input` every buffered row, retractions included, is also the changelog:
+        // one sorted file per run (runs hold ascending sequence ranges, so file order is sequence order).
+        let mut changelog = Vec::new();
+        if self.opts.changelog_input {
+            for run in self.buffer.runs(self.opts.batch_size)? {
+                let mut cw = self.file_factory().changelog_writer(&self.opts);
+                let written = run.into_iter().try_for_each(|b| cw.write(&b?)).and_then(|()| cw.close());
+                match written {
+                    Ok(files) => changelog.extend(files),
+                    Err(e) => {
+                        let paths: Vec<String> =
+                            changelog.iter().map(|f| join(&self.bucket_dir, &f.file_name)).collect();
+                        remove_files(&self.io, &paths);
+                        return Err(e);
+                    }
+                }
+            }
+        }
         // The buffer (memory and spilled runs) is released only once the level-0 files are written: a
         // failed flush leaves it whole, so a retried commit writes the same rows again.
         let runs = self.buffer.runs(self.opts.batch_size)?;
@@ -355,14 +379,23 @@ impl MergeTreeWriter {
             MergeIterator::new(self.layout.clone(), runs, self.opts.merge.clone(), false, self.opts.batch_size)?;
         let mut w = self.file_writer(0, FileSource::Append);
         let written = merged.into_iter().try_for_each(|b| w.write(&b?));
-        let files = match written {
+        let mut orphans: Vec<String> = changelog.iter().map(|f| join(&self.bucket_dir, &f.file_name)).collect();
+        let closed = match written {
             Ok(()) => w.close(),
             Err(e) => {
-                remove_files(&self.io, &w.written_paths());
+                orphans.extend(w.written_paths());
                 Err(e)
             }
-        }?;
+        };
+        let files = match closed {
+            Ok(files) => files,
+            Err(e) => {
+                remove_files(&self.io, &orphans);
+                return Err(e);
+            }
+        };
         self.buffer.clear();
+        self.increment.changelog_files.extend(changelog);
         for f in &files {
             self.uncommitted.push(f.file_name.clone());
         }
@@ -734,6 +767,27 @@ impl FileFactory {
                 schema_id: opts.schema_id,
                 level,
                 file_source: source,
+            },
+        )
+    }
+
+    /// A writer of changelog files (`changelog-<uuid>-<n>`, level 0), as Paimon names them.
+    fn changelog_writer(&self, opts: &WriterOptions) -> KvFileWriter {
+        let prefix = self.prefix.replacen("data-", "changelog-", 1);
+        let ext = opts.format.extension();
+        let counter = self.counter.clone();
+        KvFileWriter::new(
+            self.io.clone(),
+            self.bucket_dir.clone(),
+            Box::new(move || format!("{prefix}{}.{ext}", counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed))),
+            self.layout.clone(),
+            WriterConfig {
+                format: opts.format,
+                compression: opts.compression.clone(),
+                target_file_size: opts.target_file_size,
+                schema_id: opts.schema_id,
+                level: 0,
+                file_source: FileSource::Append,
             },
         )
     }

@@ -50,6 +50,9 @@ pub struct CommitMessage {
     pub new_index_files: Vec<IndexFileMeta>,
     /// Index files removed without a replacement.
     pub deleted_index_files: Vec<IndexFileMeta>,
+    /// Changelog files (`changelog-producer`): listed in the snapshot's changelog manifest list, for
+    /// streaming readers; batch reads never see them.
+    pub changelog_files: Vec<DataFileMeta>,
     /// The bucket's deletion-vector index file the writer worked from (`Some(None)`: it had none). When set
     /// and the message compacts or replaces vectors, the commit conflicts if the latest snapshot holds a
     /// different one: another writer changed the bucket's deletion vectors, and committing would drop them
@@ -65,6 +68,7 @@ impl CommitMessage {
             && self.compact_after.is_empty()
             && self.new_index_files.is_empty()
             && self.deleted_index_files.is_empty()
+            && self.changelog_files.is_empty()
     }
 }
 
@@ -429,6 +433,27 @@ impl FileStoreCommit {
         let (base_list, base_size) = self.manifests.write_manifest_list(&base, written)?;
         let (delta_list, delta_size) = self.manifests.write_manifest_list(&delta_metas, written)?;
         let index_manifest = self.next_index_manifest(latest, c, written)?;
+        // Changelog files go into a manifest list of their own (Paimon's `changelogManifestList`).
+        let changelog: Vec<ManifestEntry> = c
+            .messages
+            .iter()
+            .flat_map(|m| {
+                m.changelog_files.iter().map(move |f| ManifestEntry {
+                    kind: FileKind::Add,
+                    partition: m.partition.clone(),
+                    bucket: m.bucket,
+                    total_buckets: m.total_buckets,
+                    file: f.clone(),
+                })
+            })
+            .collect();
+        let (changelog_list, changelog_size, changelog_rows) = if changelog.is_empty() {
+            (None, None, None)
+        } else {
+            let metas = self.manifests.write_manifests(&changelog, written)?;
+            let (list, size) = self.manifests.write_manifest_list(&metas, written)?;
+            (Some(list), Some(size), Some(changelog.iter().map(|e| e.file.row_count).sum::<i64>()))
+        };
 
         let added: i64 = delta.iter().filter(|e| e.kind == FileKind::Add).map(|e| e.file.row_count).sum();
         let deleted: i64 = delta.iter().filter(|e| e.kind == FileKind::Delete).map(|e| e.file.row_count).sum();
@@ -446,8 +471,8 @@ impl FileStoreCommit {
             base_manifest_list_size: Some(base_size),
             delta_manifest_list: delta_list,
             delta_manifest_list_size: Some(delta_size),
-            changelog_manifest_list: None,
-            changelog_manifest_list_size: None,
+            changelog_manifest_list: changelog_list,
+            changelog_manifest_list_size: changelog_size,
             index_manifest,
             commit_user: self.commit_user.clone(),
             writer_version: Some(WRITER_VERSION.to_string()),
@@ -456,7 +481,7 @@ impl FileStoreCommit {
             time_millis: now_millis(),
             total_record_count: Some(latest.and_then(|s| s.total_record_count).unwrap_or(0) + added - deleted),
             delta_record_count: Some(added - deleted),
-            changelog_record_count: None,
+            changelog_record_count: changelog_rows,
             watermark: latest.and_then(|s| s.watermark),
             statistics: None,
             properties: c.properties.clone(),

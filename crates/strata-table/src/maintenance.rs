@@ -96,6 +96,9 @@ fn references(table: &Table, s: &Snapshot, manifests_cache: &mut HashMap<String,
     for e in table.live_files(s)? {
         r.data.insert(data_file_path(table, &e)?);
     }
+    for e in table.changelog_files(s)? {
+        r.data.insert(data_file_path(table, &e)?);
+    }
     Ok(r)
 }
 
@@ -159,6 +162,12 @@ pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<Maintenan
                     }
                 }
             }
+        }
+    }
+    // A snapshot's changelog files are its own: they go with it.
+    for s in &expired {
+        for e in table.changelog_files(s)? {
+            data.insert(data_file_path(table, &e)?);
         }
     }
     let mut index = BTreeSet::new();

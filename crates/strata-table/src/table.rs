@@ -161,6 +161,18 @@ impl Table {
         }
     }
 
+    /// The changelog files a snapshot added (its changelog manifest list), in commit order; empty when the
+    /// table produces no changelog.
+    pub fn changelog_files(&self, snapshot: &Snapshot) -> Result<Vec<ManifestEntry>> {
+        let Some(list) = &snapshot.changelog_manifest_list else { return Ok(Vec::new()) };
+        let store = self.manifest_store()?;
+        let mut out = Vec::new();
+        for m in store.read_manifest_list(list)? {
+            out.extend(store.read_manifest(&m.file_name)?);
+        }
+        Ok(out)
+    }
+
     /// The live data files of a snapshot, ordered by partition, bucket, level and name.
     pub fn live_files(&self, snapshot: &Snapshot) -> Result<Vec<ManifestEntry>> {
         Ok(self.live_files_shared(snapshot)?.as_ref().clone())

@@ -51,11 +51,12 @@ impl TableWrite {
             return Err(Error::unsupported("writing tables without a primary key"));
         }
         let producer = options.changelog_producer()?;
-        if producer != strata_spec::options::ChangelogProducer::None {
+        use strata_spec::options::ChangelogProducer;
+        if !matches!(producer, ChangelogProducer::None | ChangelogProducer::Input) {
             // Writing without the changelog files such a table promises would silently starve its streaming
             // readers of these changes; refuse instead.
             return Err(Error::unsupported(format!(
-                "writing a table with changelog-producer = {}: Strata writes no changelog files yet, so streaming readers would miss these changes (batch reads are unaffected); set changelog-producer = none to write with Strata",
+                "writing a table with changelog-producer = {}: Strata produces changelog files only for changelog-producer = input, so streaming readers would miss these changes (batch reads are unaffected)",
                 options.get(strata_spec::options::CHANGELOG_PRODUCER).unwrap_or_default().trim()
             )));
         }
@@ -317,6 +318,7 @@ impl TableWrite {
                                     new_index_files: inc.new_index_files,
                                     deleted_index_files: Vec::new(),
                                     expected_dv_index: inc.dv_index_base,
+                                    changelog_files: inc.changelog_files,
                                 });
                             }
                         }
