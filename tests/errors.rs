@@ -141,20 +141,22 @@ fn bad_create_arguments_exit_2_with_one_line() {
     assert_eq!(strata(&["frobnicate"]).0, 2);
 }
 
-/// A table that promises changelog files Strata does not produce (lookup, full-compaction) is not written
-/// without them: the writer refuses with an unsupported error naming the option, and `strata write` exits
-/// with one line. (`input` is produced.)
+/// A table that promises changelog files Strata does not produce (full-compaction; lookup with partial-update
+/// or aggregation) is not written without them: the writer refuses with an unsupported error naming the
+/// option, and `strata write` exits with one line.
 #[test]
 fn writing_a_changelog_producing_table_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    for producer in ["lookup", "full-compaction"] {
-        let path = dir.path().join(producer);
+    for (producer, engine) in
+        [("full-compaction", "deduplicate"), ("lookup", "aggregation"), ("lookup", "partial-update")]
+    {
+        let path = dir.path().join(format!("{producer}-{engine}"));
         let path = path.to_str().unwrap();
-        let table = create_table(local(), path, 1, &[("changelog-producer", producer)]);
+        let table = create_table(local(), path, 1, &[("changelog-producer", producer), ("merge-engine", engine)]);
         let err = strata::TableWriter::new(&table, "w").unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Unsupported, "{producer}: {err}");
         assert!(err.to_string().contains(&format!("changelog-producer = {producer}")), "{err}");
-        let input = dir.path().join(format!("{producer}.jsonl"));
+        let input = dir.path().join(format!("{producer}-{engine}.jsonl"));
         std::fs::write(&input, "{\"id\": 1}\n").unwrap();
         let (code, _, err) = strata(&["write", path, "--input", input.to_str().unwrap()]);
         assert_ne!(code, 0);

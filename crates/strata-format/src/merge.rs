@@ -33,7 +33,7 @@ pub trait LookupHook: Send {
 pub type Run = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
 
 /// A row of a batch kept in the arena.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Src {
     batch: usize,
     row: usize,
@@ -72,6 +72,14 @@ pub struct MergeIterator {
     out: Vec<Merged>,
     value_types: Vec<DataType>,
     failed: bool,
+    /// Changelog rows (source row, kind) of the groups merged since the last flush, when producing it.
+    changelog: Option<Vec<(Src, i8)>>,
+    /// Assembled changelog batches waiting for [`MergeIterator::take_changelog`].
+    changelog_out: Vec<RecordBatch>,
+    /// Of the current group, taken before any reordering: whether it holds a level-0 record, and its
+    /// "before" (the newest record from a deeper input, or the looked-up older copy).
+    group_level0: bool,
+    group_before: Option<(Src, i8)>,
 }
 
 enum Merged {
@@ -110,6 +118,10 @@ impl MergeIterator {
             out: Vec::new(),
             value_types,
             failed: false,
+            changelog: None,
+            changelog_out: Vec::new(),
+            group_level0: false,
+            group_before: None,
         };
         for run in runs {
             let mut c = Cursor {
@@ -240,6 +252,83 @@ impl MergeIterator {
         self
     }
 
+    /// Also produces the changelog of the keys this merge rewrites from level 0 (`changelog-producer =
+    /// lookup`, Paimon's `LookupChangelogMergeFunctionWrapper`): a new key gives `+I`; a key with an older
+    /// copy (from a deeper input, or found by the lookup) gives `-U` of the old and `+U` of the new, or `-D`
+    /// of the old when the result is a retraction. Deduplicate and first-row only. Take the batches with
+    /// [`take_changelog`](Self::take_changelog) after each output batch.
+    pub fn with_changelog(mut self) -> Self {
+        self.changelog = Some(Vec::new());
+        self
+    }
+
+    /// Changelog batches (file layout) assembled so far, in key order.
+    pub fn take_changelog(&mut self) -> Vec<RecordBatch> {
+        std::mem::take(&mut self.changelog_out)
+    }
+
+    /// Records the current group's changelog rows (after its merge).
+    fn record_changelog(&mut self) {
+        if self.changelog.is_none() || !self.group_level0 {
+            return;
+        }
+        let live = |k: i8| !(self.cfg.ignore_delete && is_retract(k));
+        let before = self.group_before;
+        let mut rows: Vec<(Src, i8)> = Vec::new();
+        match self.cfg.engine {
+            MergeEngine::FirstRow => {
+                // An existing key keeps its first row: nothing changes.
+                if before.is_none() {
+                    if let Some(g) = self.group.iter().find(|g| !is_retract(g.2)) {
+                        rows.push((g.0, RowKind::Insert.to_byte()));
+                    }
+                }
+            }
+            _ => {
+                let after = self.group.iter().rev().find(|g| live(g.2)).map(|g| (g.0, g.2));
+                match (before, after) {
+                    (None, Some((a, kind))) if !is_retract(kind) => rows.push((a, RowKind::Insert.to_byte())),
+                    (Some((b, _)), Some((_, kind))) if is_retract(kind) => rows.push((b, RowKind::Delete.to_byte())),
+                    (Some((b, _)), Some((a, _))) if a != b => {
+                        rows.push((b, RowKind::UpdateBefore.to_byte()));
+                        rows.push((a, RowKind::UpdateAfter.to_byte()));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if let Some(pending) = self.changelog.as_mut() {
+            pending.extend(rows);
+        }
+    }
+
+    /// Assembles the pending changelog rows into a batch (while their arena batches are still held).
+    fn flush_changelog(&mut self) -> Result<()> {
+        let Some(pending) = self.changelog.as_mut() else { return Ok(()) };
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let rows = std::mem::take(pending);
+        let schema = self.layout.file_schema.clone();
+        let idx: Vec<(usize, usize)> = rows.iter().map(|(s, _)| (s.batch, s.row)).collect();
+        let mut columns = Vec::with_capacity(schema.fields().len());
+        for col in 0..schema.fields().len() {
+            if col == self.layout.kind_index() {
+                columns.push(Arc::new(Int8Array::from(rows.iter().map(|(_, k)| *k).collect::<Vec<_>>())) as ArrayRef);
+                continue;
+            }
+            let arrays: Vec<&dyn Array> = self.arena.iter().map(|a| a.batch.column(col).as_ref()).collect();
+            columns.push(
+                arrow_select::interleave::interleave(&arrays, &idx)
+                    .map_err(|e| Error::invalid("changelog output", e.to_string()))?,
+            );
+        }
+        self.changelog_out.push(
+            RecordBatch::try_new(schema, columns).map_err(|e| Error::invalid("changelog output", e.to_string()))?,
+        );
+        Ok(())
+    }
+
     /// Collects the records of the smallest key into `self.group`, oldest first.
     fn next_group(&mut self) -> Result<bool> {
         self.group.clear();
@@ -261,6 +350,19 @@ impl MergeIterator {
             self.advance(w)?;
         }
         self.lookup_older(first)?;
+        if self.changelog.is_some() {
+            let level = |run: usize| self.run_levels.get(run).copied().unwrap_or(0);
+            self.group_level0 = self.group_runs.iter().any(|&r| r != usize::MAX && level(r) == 0);
+            self.group_before = self
+                .group
+                .iter()
+                .zip(&self.group_runs)
+                .filter(|(_, &r)| r == usize::MAX || level(r) > 0)
+                .map(|(g, _)| *g)
+                .max_by_key(|g| g.1)
+                .filter(|g| !is_retract(g.2))
+                .map(|g| (g.0, g.2));
+        }
         if !self.cfg.sequence_fields.is_empty() && self.group.len() > 1 {
             let mut keyed = Vec::with_capacity(self.group.len());
             for (src, seq, kind) in self.group.drain(..) {
@@ -439,6 +541,7 @@ impl MergeIterator {
 
     /// Builds the output batch from `self.out` and resets the arena to the batches still in use.
     fn flush(&mut self) -> Result<RecordBatch> {
+        self.flush_changelog()?;
         let schema = self.layout.file_schema.clone();
         let out = std::mem::take(&mut self.out);
         let base_of = |m: &Merged| match m {
@@ -533,8 +636,11 @@ impl Iterator for MergeIterator {
                 let merged = self.merge_group(&mut out);
                 self.out = out;
                 merged?;
+                self.record_changelog();
             }
             if self.out.is_empty() {
+                // The end: changelog rows of groups that produced no output still need assembling.
+                self.flush_changelog()?;
                 return Ok(None);
             }
             self.flush().map(Some)

@@ -90,6 +90,8 @@ pub struct WriterOptions {
     pub stop_trigger: usize,
     /// `changelog-producer = input`: every written row also goes to changelog files.
     pub changelog_input: bool,
+    /// `changelog-producer = lookup`: compactions of level 0 produce the changelog.
+    pub changelog_lookup: bool,
 }
 
 impl WriterOptions {
@@ -143,6 +145,7 @@ impl WriterOptions {
             },
             stop_trigger: o.num_sorted_run_stop_trigger()? as usize,
             changelog_input: o.changelog_producer()? == strata_spec::options::ChangelogProducer::Input,
+            changelog_lookup: o.changelog_producer()? == strata_spec::options::ChangelogProducer::Lookup,
             lookup_cache: LookupCacheOptions {
                 max_memory: o.lookup_cache_max_memory_size()?,
                 max_disk: o.lookup_cache_max_disk_size()?,
@@ -246,7 +249,10 @@ impl MergeTreeWriter {
         let spill = opts.spill.clone();
         let key_types: Vec<DataType> = layout.key_fields.iter().map(|f| f.data_type).collect();
         let levels = Levels::new(key_types, files, opts.num_levels)?;
-        let need_values = opts.merge.engine != MergeEngine::Deduplicate || !opts.merge.sequence_fields.is_empty();
+        // Partial-update and aggregation merge with the old value; the lookup changelog emits it.
+        let need_values = opts.merge.engine != MergeEngine::Deduplicate
+            || !opts.merge.sequence_fields.is_empty()
+            || opts.changelog_lookup;
         let lookup =
             LookupLevels::new(io.clone(), layout.clone(), bucket_dir.clone(), need_values, opts.lookup_cache.clone())?;
         let dv =
@@ -549,6 +555,7 @@ impl MergeTreeWriter {
     /// Applies a finished unit's changes in order; rewritten files are new and uncommitted.
     fn apply_all(&mut self, applied: Vec<Applied>) -> Result<()> {
         for a in applied {
+            self.increment.changelog_files.extend(a.changelog);
             if !a.upgrade {
                 self.uncommitted.extend(a.after.iter().map(|f| f.file_name.clone()));
             }
@@ -802,6 +809,8 @@ impl FileFactory {
 struct Applied {
     before: Vec<DataFileMeta>,
     after: Vec<DataFileMeta>,
+    /// Changelog files the rewrite produced (`changelog-producer = lookup`).
+    changelog: Vec<DataFileMeta>,
     /// `after` is `before` moved up a level, not rewritten.
     upgrade: bool,
 }
@@ -898,13 +907,15 @@ impl UnitJob {
     /// when it must be rewritten instead.
     fn try_upgrade(&self, f: &DataFileMeta) -> Result<Option<Applied>> {
         if f.level == self.output {
-            return Ok(Some(Applied { before: Vec::new(), after: Vec::new(), upgrade: true }));
+            return Ok(Some(Applied { before: Vec::new(), after: Vec::new(), changelog: Vec::new(), upgrade: true }));
         }
         let has_deletes = f.delete_row_count.is_none_or(|d| d > 0);
         let plain_engine =
             self.opts.merge.engine == MergeEngine::Deduplicate && self.opts.merge.sequence_fields.is_empty();
         let has_dv = self.state.lock()?.dv.as_ref().and_then(|d| d.deletion_vector_of(&f.file_name)).is_some();
-        if (self.drop_delete && has_deletes) || !plain_engine || has_dv {
+        // With the lookup changelog, level-0 rows must pass through the merge that produces it.
+        let changelog = self.opts.changelog_lookup && f.level == 0;
+        if (self.drop_delete && has_deletes) || !plain_engine || has_dv || changelog {
             return Ok(None);
         }
         if self.opts.deletion_vectors && f.level == 0 {
@@ -913,7 +924,7 @@ impl UnitJob {
         }
         let mut moved = f.clone();
         moved.level = self.output;
-        Ok(Some(Applied { before: vec![f.clone()], after: vec![moved], upgrade: true }))
+        Ok(Some(Applied { before: vec![f.clone()], after: vec![moved], changelog: Vec::new(), upgrade: true }))
     }
 
     fn hook(&self) -> Hook {
@@ -924,7 +935,9 @@ impl UnitJob {
     /// at the output level, running level-0 keys through the lookup wrapper where older copies may sit deeper.
     fn rewrite(&self, sections: Vec<Vec<(i32, Vec<DataFileMeta>)>>) -> Result<Applied> {
         let lookup_engine = self.opts.deletion_vectors || self.opts.merge.engine == MergeEngine::FirstRow;
+        let changelog_mode = self.opts.changelog_lookup;
         let mut w = self.files.writer(&self.opts, self.output, FileSource::Compact);
+        let mut cw = changelog_mode.then(|| self.files.changelog_writer(&self.opts));
         let mut before = Vec::new();
         for runs in sections {
             let dvs = self.state.lock()?;
@@ -959,21 +972,52 @@ impl UnitJob {
                 self.opts.batch_size,
             )?;
             // The lookup wrapper: deletion vectors mark older copies; first-row drops later copies.
-            if lookup_engine && run_levels.contains(&0) && self.output < self.levels.max_level() {
+            let has_level0 = run_levels.contains(&0);
+            if has_level0 && (changelog_mode || lookup_engine && self.output < self.levels.max_level()) {
+                // (At the max level the lookup finds nothing below; it still runs for the changelog.)
                 merged = merged.with_lookup(run_levels, Box::new(self.hook()));
             }
-            let written = merged.into_iter().try_for_each(|b| {
-                self.check_cancelled()?;
-                w.write(&b?)
-            });
+            if changelog_mode {
+                merged = merged.with_changelog();
+            }
+            let mut written = Ok(());
+            while let Some(b) = merged.next() {
+                written = self.check_cancelled().and_then(|()| w.write(&b?));
+                if written.is_ok() {
+                    if let Some(cw) = cw.as_mut() {
+                        written = merged.take_changelog().iter().try_for_each(|c| cw.write(c));
+                    }
+                }
+                if written.is_err() {
+                    break;
+                }
+            }
+            if written.is_ok() {
+                if let Some(cw) = cw.as_mut() {
+                    written = merged.take_changelog().iter().try_for_each(|c| cw.write(c));
+                }
+            }
             if let Err(e) = written {
-                // Files this rewrite already rolled are nobody's: remove them (the open one was never written).
-                remove_files(&self.files.io, &w.written_paths());
+                // Files this rewrite already rolled are nobody's: remove them (the open ones were never written).
+                let mut paths = w.written_paths();
+                paths.extend(cw.as_ref().map(|c| c.written_paths()).unwrap_or_default());
+                remove_files(&self.files.io, &paths);
                 return Err(e);
             }
             before.extend(runs.into_iter().flat_map(|(_, files)| files));
         }
-        Ok(Applied { before, after: w.close()?, upgrade: false })
+        let after = w.close()?;
+        let changelog = match cw {
+            None => Vec::new(),
+            Some(cw) => match cw.close() {
+                Ok(files) => files,
+                Err(e) => {
+                    remove_files(&self.files.io, &after.iter().map(|f| self.files.path(f)).collect::<Vec<_>>());
+                    return Err(e);
+                }
+            },
+        };
+        Ok(Applied { before, after, changelog, upgrade: false })
     }
 
     /// Runs `file`'s keys through the lookup so their older copies below the output are marked deleted.
@@ -1016,6 +1060,11 @@ fn remove_files(io: &Arc<dyn FileIO>, paths: &[String]) {
 
 /// Removes the files compactions wrote but whose results are not going to be applied (moved files stay).
 fn discard_outputs(io: &Arc<dyn FileIO>, bucket_dir: &str, applied: &[Applied]) {
+    for a in applied {
+        for f in &a.changelog {
+            let _ = io.delete(&join(bucket_dir, &f.file_name));
+        }
+    }
     for a in applied.iter().filter(|a| !a.upgrade) {
         for f in &a.after {
             // Best effort: an unreferenced file is an orphan that `strata clean` removes.

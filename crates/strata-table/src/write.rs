@@ -52,12 +52,19 @@ impl TableWrite {
         }
         let producer = options.changelog_producer()?;
         use strata_spec::options::ChangelogProducer;
-        if !matches!(producer, ChangelogProducer::None | ChangelogProducer::Input) {
+        let engine = options.merge_engine()?;
+        let lookup_ok = producer == ChangelogProducer::Lookup
+            && matches!(
+                engine,
+                strata_spec::options::MergeEngine::Deduplicate | strata_spec::options::MergeEngine::FirstRow
+            );
+        if !(matches!(producer, ChangelogProducer::None | ChangelogProducer::Input) || lookup_ok) {
             // Writing without the changelog files such a table promises would silently starve its streaming
             // readers of these changes; refuse instead.
             return Err(Error::unsupported(format!(
-                "writing a table with changelog-producer = {}: Strata produces changelog files only for changelog-producer = input, so streaming readers would miss these changes (batch reads are unaffected)",
-                options.get(strata_spec::options::CHANGELOG_PRODUCER).unwrap_or_default().trim()
+                "writing a table with changelog-producer = {} and merge-engine = {}: Strata produces changelog files for input, and for lookup with the deduplicate and first-row engines only, so streaming readers would miss these changes (batch reads are unaffected)",
+                options.get(strata_spec::options::CHANGELOG_PRODUCER).unwrap_or_default().trim(),
+                options.get(strata_spec::options::MERGE_ENGINE).unwrap_or("deduplicate").trim()
             )));
         }
         let idx = |names: &[String]| -> Result<Vec<usize>> {
