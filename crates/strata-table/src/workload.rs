@@ -170,7 +170,7 @@ impl Workload {
         let partitioned = rng.random_bool(0.3);
         let engine =
             ["deduplicate", "deduplicate", "partial-update", "aggregation", "first-row"][rng.random_range(0..5)];
-        let header = Header {
+        let mut header = Header {
             buckets: rng.random_range(1..=3),
             partitioned,
             deletion_vectors: engine != "first-row" && rng.random_bool(0.5),
@@ -229,6 +229,12 @@ impl Workload {
             }
         }
         ops.push(Op::Scan);
+        // Changelog producers, drawn from a generator of their own so that earlier seeds keep their workloads.
+        let mut changelog_rng = StdRng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(17));
+        if matches!(engine, "deduplicate" | "first-row") && changelog_rng.random_bool(0.4) {
+            let producer = ["input", "lookup"][changelog_rng.random_range(0..2)];
+            header.options.insert("changelog-producer".to_string(), producer.to_string());
+        }
         Workload { header, ops }
     }
 }
@@ -320,6 +326,8 @@ struct Runner {
     pending: Vec<(Key, Option<Values>)>,
     partitioned: bool,
     engine: String,
+    /// The changelog folded so far: up to which snapshot, and the rows it gives.
+    changelog: std::cell::RefCell<(i64, Model)>,
 }
 
 fn key_of(k: &Key) -> (String, i64) {
@@ -418,10 +426,103 @@ impl Runner {
         Ok(())
     }
 
+    /// With a changelog producer: the changelog of every snapshot since the last check, folded into the
+    /// rows before it, gives the rows of the latest snapshot (each -U or -D of the lookup producer must carry
+    /// the row it replaces). Expired snapshots take their changelog along: after such a gap the fold starts
+    /// again from the latest snapshot.
+    fn check_changelog(&self, scanned: &Model) -> std::result::Result<(), String> {
+        use arrow_array::Array;
+        use strata_spec::options::ChangelogProducer;
+        let options = self.table.schema().core_options();
+        let producer = options.changelog_producer().map_err(|e| e.to_string())?;
+        // Input changelog of a first-row table is every input row, not the rows kept: nothing to fold.
+        if producer == ChangelogProducer::None || producer == ChangelogProducer::Input && self.engine == "first-row" {
+            return Ok(());
+        }
+        let sm = self.table.snapshot_manager();
+        let (Some(latest), Some(earliest)) =
+            (sm.latest_id().map_err(|e| e.to_string())?, sm.earliest_id().map_err(|e| e.to_string())?)
+        else {
+            return Ok(());
+        };
+        let mut state = self.changelog.borrow_mut();
+        let (upto, folded) = &mut *state;
+        if *upto + 1 < earliest {
+            *folded = scanned.clone();
+            *upto = latest;
+            return Ok(());
+        }
+        let layout = strata_format::KeyValueLayout::new(self.table.schema()).map_err(|e| e.to_string())?;
+        let col = |name: &str| layout.value_fields.iter().position(|f| f.name == name).map(|i| layout.value_index(i));
+        let (Some(id_col), Some(v_col), Some(s_col)) = (col("id"), col("v"), col("s")) else {
+            return Err("changelog files lack the table's columns".to_string());
+        };
+        let p_col = col("p");
+        for id in (*upto + 1)..=latest {
+            let s = self.table.snapshot(Some(id)).map_err(|e| e.to_string())?.ok_or("a snapshot vanished")?;
+            for e in self.table.changelog_files(&s).map_err(|e| e.to_string())? {
+                let file = strata_format::bucket_read::DataFileRef {
+                    path: crate::scan::data_file_path(&self.table, &e).map_err(|e| e.to_string())?,
+                    meta: e.file.clone(),
+                    dv: None,
+                };
+                let columns = strata_format::bucket_read::file_columns(&layout);
+                let batches =
+                    strata_format::bucket_read::open_data_file(self.table.io().as_ref(), &file, columns, false, 1024)
+                        .map_err(|e| e.to_string())?;
+                for b in batches {
+                    let b = b.map_err(|e| e.to_string())?;
+                    let int = |c: usize| b.column(c).as_any().downcast_ref::<arrow_array::Int64Array>().cloned();
+                    let string = |c: usize| b.column(c).as_any().downcast_ref::<arrow_array::StringArray>().cloned();
+                    let kinds =
+                        b.column(layout.kind_index()).as_any().downcast_ref::<arrow_array::Int8Array>().cloned();
+                    let (Some(kinds), Some(ids), Some(vs), Some(ss)) = (kinds, int(id_col), int(v_col), string(s_col))
+                    else {
+                        return Err("changelog columns of unexpected types".to_string());
+                    };
+                    let ps = p_col.and_then(string);
+                    for i in 0..b.num_rows() {
+                        let key = (ps.as_ref().map(|p| p.value(i).to_string()).unwrap_or_default(), ids.value(i));
+                        let row =
+                            (vs.is_valid(i).then(|| vs.value(i)), ss.is_valid(i).then(|| ss.value(i).to_string()));
+                        match kinds.value(i) {
+                            0 | 2 => {
+                                folded.insert(key, row);
+                            }
+                            k => {
+                                if producer == ChangelogProducer::Lookup && folded.get(&key) != Some(&row) {
+                                    return Err(format!(
+                                        "snapshot {id}: changelog row of kind {k} for key {key:?} carries {row:?}, but the key holds {:?}",
+                                        folded.get(&key)
+                                    ));
+                                }
+                                if k == 3 {
+                                    folded.remove(&key);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        *upto = latest;
+        if folded != scanned {
+            let differing: Vec<_> = scanned.iter().filter(|(k, v)| folded.get(*k) != Some(*v)).take(3).collect();
+            let extra: Vec<_> = folded.iter().filter(|(k, _)| !scanned.contains_key(*k)).take(3).collect();
+            return Err(format!(
+                "the changelog up to snapshot {latest} folds to {} rows, the table holds {}; differing: {differing:?}; only in the changelog: {extra:?}",
+                folded.len(),
+                scanned.len()
+            ));
+        }
+        Ok(())
+    }
+
     fn check(&self, step: usize) -> std::result::Result<(), Divergence> {
         let div = |message: String| Divergence { step, message };
         self.invariants().map_err(div)?;
         let got = self.scan().map_err(|e| div(e.to_string()))?;
+        self.check_changelog(&got).map_err(div)?;
         if got != self.model {
             let missing: Vec<_> = self.model.iter().filter(|(k, v)| got.get(*k) != Some(*v)).take(3).collect();
             let extra: Vec<_> = got.iter().filter(|(k, _)| !self.model.contains_key(*k)).take(3).collect();
@@ -481,6 +582,7 @@ pub fn replay(
         pending: Vec::new(),
         partitioned: w.header.partitioned,
         engine: w.header.merge_engine.clone(),
+        changelog: std::cell::RefCell::new((0, Model::new())),
     };
     let mut rng = faults.map(|f| StdRng::seed_from_u64(f.seed));
     let mut stats = ReplayStats::default();
