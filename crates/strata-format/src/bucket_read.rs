@@ -167,7 +167,9 @@ pub fn merge_read(
 ) -> Result<MergeIterator> {
     let key_types: Vec<DataType> = layout.key_fields.iter().map(|f| f.data_type).collect();
     let columns = file_columns(&layout);
-    let runs: Vec<Run> = sorted_runs(files, &key_types)?
+    let sorted = sorted_runs(files, &key_types)?;
+    let levels: Vec<i32> = sorted.iter().map(|files| files.first().map_or(0, |f| f.meta.level)).collect();
+    let runs: Vec<Run> = sorted
         .into_iter()
         .map(|files| {
             Box::new(RunReader {
@@ -179,5 +181,5 @@ pub fn merge_read(
             }) as Run
         })
         .collect();
-    MergeIterator::new(layout, runs, cfg, drop_delete, batch_size)
+    Ok(MergeIterator::new(layout, runs, cfg, drop_delete, batch_size)?.with_run_levels(levels))
 }

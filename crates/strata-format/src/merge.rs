@@ -243,6 +243,13 @@ impl MergeIterator {
         Ok(())
     }
 
+    /// Sets the LSM level of each run (in the order given to [`MergeIterator::new`]), which lookup tables'
+    /// merges need (see [`MergeConfig::lookup_levels`]).
+    pub fn with_run_levels(mut self, run_levels: Vec<i32>) -> Self {
+        self.run_levels = run_levels;
+        self
+    }
+
     /// Sets the LSM level of each run (in the order given to [`MergeIterator::new`]) and a lookup into the
     /// levels below the compaction's output: a key whose records all come from level 0 is looked up there,
     /// so that its older copy is marked deleted (the deletion-vector "lookup merge wrapper").
@@ -350,6 +357,9 @@ impl MergeIterator {
             self.advance(w)?;
         }
         self.lookup_older(first)?;
+        if self.cfg.lookup_levels && !self.run_levels.is_empty() {
+            self.keep_shallowest_high_level();
+        }
         if self.changelog.is_some() {
             let level = |run: usize| self.run_levels.get(run).copied().unwrap_or(0);
             self.group_level0 = self.group_runs.iter().any(|&r| r != usize::MAX && level(r) == 0);
@@ -377,6 +387,33 @@ impl MergeIterator {
             self.group.extend(keyed.into_iter().map(|(_, g)| g));
         }
         Ok(true)
+    }
+
+    /// Of the group's records from levels >= 1 keeps only the one at the shallowest level (the newest there);
+    /// level-0 records and a looked-up record stay (Paimon's `LookupMergeFunction`).
+    fn keep_shallowest_high_level(&mut self) {
+        let level = |run: usize| self.run_levels.get(run).copied().unwrap_or(0);
+        let chosen = self
+            .group
+            .iter()
+            .zip(&self.group_runs)
+            .enumerate()
+            .filter(|(_, (_, &r))| r != usize::MAX && level(r) > 0)
+            .min_by_key(|(_, (g, &r))| (level(r), std::cmp::Reverse(g.1)))
+            .map(|(i, _)| i);
+        let Some(chosen) = chosen else { return };
+        let keep: Vec<bool> =
+            self.group_runs.iter().enumerate().map(|(i, &r)| i == chosen || r == usize::MAX || level(r) <= 0).collect();
+        let mut i = 0;
+        self.group.retain(|_| {
+            i += 1;
+            keep[i - 1]
+        });
+        let mut i = 0;
+        self.group_runs.retain(|_| {
+            i += 1;
+            keep[i - 1]
+        });
     }
 
     /// The lookup merge wrapper: (a) a key without a level-0 record needs nothing; (b) a key also present in

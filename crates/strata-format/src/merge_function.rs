@@ -67,6 +67,13 @@ pub struct MergeConfig {
     pub aggregators: Vec<AggFunction>,
     /// Aggregation: `fields.<f>.ignore-retract` per value column.
     pub ignore_retract: Vec<bool>,
+    /// The table compacts with lookups (deletion vectors, `changelog-producer = lookup`, `force-lookup`;
+    /// not first-row): every lookup compaction merged a key's older copies into its record at the
+    /// shallowest level >= 1, so only that record and level-0 records are merged; deeper copies are stale
+    /// (Paimon's `LookupMergeFunction`, which Paimon applies to reads too). Without it an aggregation
+    /// would count the older copies twice in tables written without deletion vectors. Needs the run levels
+    /// ([`crate::merge::MergeIterator::with_run_levels`]).
+    pub lookup_levels: bool,
 }
 
 impl MergeConfig {
@@ -116,6 +123,10 @@ impl MergeConfig {
             remove_record_on_delete: map.get(remove_key).is_some_and(|v| v == "true"),
             aggregators,
             ignore_retract,
+            lookup_levels: engine != MergeEngine::FirstRow
+                && (options.deletion_vectors_enabled()?
+                    || options.changelog_producer()? == strata_spec::options::ChangelogProducer::Lookup
+                    || map.get("force-lookup").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))),
         })
     }
 
@@ -128,6 +139,7 @@ impl MergeConfig {
             remove_record_on_delete: false,
             aggregators: vec![AggFunction::LastNonNullValue; value_arity],
             ignore_retract: vec![false; value_arity],
+            lookup_levels: false,
         }
     }
 }

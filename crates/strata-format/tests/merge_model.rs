@@ -262,3 +262,35 @@ fn lookup_wrapper_looks_up_exactly_the_keys_only_in_level_0() {
     let one = converter.convert_columns(&[Arc::new(Int64Array::from(vec![1i64])) as ArrayRef]).unwrap();
     assert_eq!(keys.lock().unwrap()[0], one.row(0).as_ref().to_vec());
 }
+
+/// A lookup table (compacted with lookups, e.g. `changelog-producer = lookup` without deletion vectors, as
+/// Flink writes it): each key's record at the shallowest level >= 1 already holds everything older, so a
+/// deeper copy must not be aggregated again; level-0 records still are. Without the lookup semantics the
+/// same runs sum every copy.
+#[test]
+fn lookup_tables_merge_only_the_shallowest_high_level_record() {
+    let layout = layout();
+    let rec = |key, seq, v| Rec { key, seq, kind: 0, v: Some(v), s: None };
+    // Key 1: level 0 (+5), level 1 (the merged 100), level 3 (a stale 90). Key 2: only deep copies.
+    let runs = [vec![rec(1, 10, 5)], vec![rec(1, 8, 100), rec(2, 7, 40)], vec![rec(1, 3, 90), rec(2, 2, 30)]];
+    let levels = vec![0, 1, 3];
+    let run = |lookup_levels: bool| {
+        let cfg = MergeConfig {
+            engine: MergeEngine::Aggregation,
+            aggregators: vec![AggFunction::PrimaryKey, AggFunction::Sum, AggFunction::LastNonNullValue],
+            lookup_levels,
+            ..MergeConfig::deduplicate(3)
+        };
+        let inputs: Vec<Run> = runs.iter().map(|r| Box::new(vec![Ok(batch(&layout, r))].into_iter()) as Run).collect();
+        let mut out = Vec::new();
+        for b in MergeIterator::new(layout.clone(), inputs, cfg, true, 16).unwrap().with_run_levels(levels.clone()) {
+            let b = b.unwrap();
+            let ids = b.column(3).as_primitive::<Int64Type>();
+            let vs = b.column(4).as_primitive::<Int64Type>();
+            out.extend((0..b.num_rows()).map(|i| (ids.value(i), vs.value(i))));
+        }
+        out
+    };
+    assert_eq!(run(true), vec![(1, 105), (2, 40)]);
+    assert_eq!(run(false), vec![(1, 195), (2, 70)]);
+}

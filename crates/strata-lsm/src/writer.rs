@@ -970,7 +970,8 @@ impl UnitJob {
                 self.opts.merge.clone(),
                 self.drop_delete,
                 self.opts.batch_size,
-            )?;
+            )?
+            .with_run_levels(run_levels.clone());
             // The lookup wrapper: deletion vectors mark older copies; first-row drops later copies.
             let has_level0 = run_levels.contains(&0);
             if has_level0 && (changelog_mode || lookup_engine && self.output < self.levels.max_level()) {

@@ -724,6 +724,7 @@ pub fn get(table: &Table, key: &[Option<Datum>], snapshot: Option<i64>) -> Resul
     // their statistics), then decode just those rows. Each file's matches form one run for the merge.
     let key_cols: Vec<(String, DataType)> = file_cols[..layout.key_arity()].to_vec();
     let mut runs: Vec<Run> = Vec::new();
+    let mut run_levels: Vec<i32> = Vec::new();
     for f in &candidates {
         let mut positions = Vec::new();
         for b in open_data_file_ranged(table.io(), f, key_cols.clone(), true, DEFAULT_BATCH_SIZE, Some(typed.clone()))?
@@ -752,8 +753,10 @@ pub fn get(table: &Table, key: &[Option<Datum>], snapshot: Option<i64>) -> Resul
             );
         }
         runs.push(Box::new(batches.into_iter()));
+        run_levels.push(f.meta.level);
     }
-    let merged = MergeIterator::new(layout.clone(), runs, MergeConfig::from_schema(schema)?, true, 16)?;
+    let merged = MergeIterator::new(layout.clone(), runs, MergeConfig::from_schema(schema)?, true, 16)?
+        .with_run_levels(run_levels);
     let value_cols: Vec<usize> = (0..layout.value_fields.len()).map(|i| layout.value_index(i)).collect();
     for b in merged {
         let b = b?;
