@@ -141,15 +141,13 @@ fn bad_create_arguments_exit_2_with_one_line() {
     assert_eq!(strata(&["frobnicate"]).0, 2);
 }
 
-/// A table that promises changelog files Strata does not produce (full-compaction; lookup with partial-update
-/// or aggregation) is not written without them: the writer refuses with an unsupported error naming the
+/// A table that promises changelog files Strata does not produce (full-compaction) is not written without
+/// them: the writer refuses with an unsupported error naming the
 /// option, and `strata write` exits with one line.
 #[test]
 fn writing_a_changelog_producing_table_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    for (producer, engine) in
-        [("full-compaction", "deduplicate"), ("lookup", "aggregation"), ("lookup", "partial-update")]
-    {
+    for (producer, engine) in [("full-compaction", "deduplicate"), ("full-compaction", "aggregation")] {
         let path = dir.path().join(format!("{producer}-{engine}"));
         let path = path.to_str().unwrap();
         let table = create_table(local(), path, 1, &[("changelog-producer", producer), ("merge-engine", engine)]);

@@ -421,10 +421,29 @@ fn a_failed_commit_is_retried_by_the_next_commit_without_losing_rows() {
 fn changelog_folds_into_every_snapshot() {
     use arrow_array::types::Int8Type;
     use strata::table::maintenance::{expire_snapshots, remove_orphan_files, ExpireOptions};
-    for (producer, dv) in [("input", false), ("input", true), ("lookup", false), ("lookup", true)] {
+    let cases = [
+        ("input", false, "deduplicate"),
+        ("input", true, "deduplicate"),
+        ("lookup", false, "deduplicate"),
+        ("lookup", true, "deduplicate"),
+        ("lookup", false, "partial-update"),
+        ("lookup", true, "partial-update"),
+        ("lookup", false, "aggregation"),
+        ("lookup", true, "aggregation"),
+    ];
+    for (producer, dv, engine) in cases {
         let dir = tempfile::tempdir().unwrap();
-        let table =
-            create(dir.path(), "db.db/cl", dv, &[("changelog-producer", producer), ("write-buffer-size", "2 kb")]);
+        let mut options =
+            vec![("changelog-producer", producer), ("write-buffer-size", "2 kb"), ("merge-engine", engine)];
+        match engine {
+            "partial-update" => options.push(("partial-update.remove-record-on-delete", "true")),
+            "aggregation" => {
+                options.push(("aggregation.remove-record-on-delete", "true"));
+                options.push(("fields.v.aggregate-function", "sum"));
+            }
+            _ => {}
+        }
+        let table = create(dir.path(), "db.db/cl", dv, &options);
         let layout = KeyValueLayout::new(table.schema()).unwrap();
         let mut writer = TableWrite::new(&table).unwrap();
         let mut rng = StdRng::seed_from_u64(if dv { 5 } else { 6 });
@@ -485,7 +504,7 @@ fn changelog_folds_into_every_snapshot() {
                             assert_eq!(
                                 folded.get(&ids.value(i)),
                                 Some(&row),
-                                "{producer} dv {dv} commit {c}: a retraction of key {} that is not its current row",
+                                "{producer} {engine} dv {dv} commit {c}: a retraction of key {} that is not its current row",
                                 ids.value(i)
                             );
                         }
@@ -513,9 +532,10 @@ fn changelog_folds_into_every_snapshot() {
             assert_eq!(
                 folded,
                 scan_rows(&table, false),
-                "{producer} dv {dv}: changelog of commit {c} does not fold into it"
+                "{producer} {engine} dv {dv}: changelog of commit {c} does not fold into it"
             );
-            if c >= 8 {
+            // pypaimon refuses the remove-record-on-delete flags the other engines need here.
+            if c >= 8 && engine == "deduplicate" {
                 // pypaimon's streaming reader reads the same changelog (a follow-up plan of the snapshot).
                 let got = common::oracle(&["changelog", table.path(), &s.id.to_string()]);
                 let mut theirs: Vec<(String, i64, Option<i64>, Option<String>)> = got
@@ -533,7 +553,11 @@ fn changelog_folds_into_every_snapshot() {
                     .collect();
                 ours.sort();
                 theirs.sort();
-                assert_eq!(ours, theirs, "{producer} dv {dv}: pypaimon reads another changelog for snapshot {}", s.id);
+                assert_eq!(
+                    ours, theirs,
+                    "{producer} {engine} dv {dv}: pypaimon reads another changelog for snapshot {}",
+                    s.id
+                );
             }
         }
         let all: Vec<&String> = changelog_paths.values().flatten().collect();

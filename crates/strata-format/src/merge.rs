@@ -73,7 +73,7 @@ pub struct MergeIterator {
     value_types: Vec<DataType>,
     failed: bool,
     /// Changelog rows (source row, kind) of the groups merged since the last flush, when producing it.
-    changelog: Option<Vec<(Src, i8)>>,
+    changelog: Option<Vec<(Merged, i8)>>,
     /// Assembled changelog batches waiting for [`MergeIterator::take_changelog`].
     changelog_out: Vec<RecordBatch>,
     /// Of the current group, taken before any reordering: whether it holds a level-0 record, and its
@@ -82,6 +82,7 @@ pub struct MergeIterator {
     group_before: Option<(Src, i8)>,
 }
 
+#[derive(Clone)]
 enum Merged {
     Row(Src),
     Columns { base: Src, values: Vec<Option<Src>> },
@@ -262,8 +263,8 @@ impl MergeIterator {
     /// Also produces the changelog of the keys this merge rewrites from level 0 (`changelog-producer =
     /// lookup`, Paimon's `LookupChangelogMergeFunctionWrapper`): a new key gives `+I`; a key with an older
     /// copy (from a deeper input, or found by the lookup) gives `-U` of the old and `+U` of the new, or `-D`
-    /// of the old when the result is a retraction. Deduplicate and first-row only. Take the batches with
-    /// [`take_changelog`](Self::take_changelog) after each output batch.
+    /// of the old when the result is a retraction (merged values for partial-update and aggregation). Take
+    /// the batches with [`take_changelog`](Self::take_changelog) after each output batch.
     pub fn with_changelog(mut self) -> Self {
         self.changelog = Some(Vec::new());
         self
@@ -274,34 +275,48 @@ impl MergeIterator {
         std::mem::take(&mut self.changelog_out)
     }
 
-    /// Records the current group's changelog rows (after its merge).
-    fn record_changelog(&mut self) {
+    /// Records the current group's changelog rows; `results` are what its merge pushed to the output.
+    fn record_changelog(&mut self, results: &[Merged]) {
         if self.changelog.is_none() || !self.group_level0 {
             return;
         }
-        let live = |k: i8| !(self.cfg.ignore_delete && is_retract(k));
-        let before = self.group_before;
-        let mut rows: Vec<(Src, i8)> = Vec::new();
-        match self.cfg.engine {
-            MergeEngine::FirstRow => {
-                // An existing key keeps its first row: nothing changes.
-                if before.is_none() {
-                    if let Some(g) = self.group.iter().find(|g| !is_retract(g.2)) {
-                        rows.push((g.0, RowKind::Insert.to_byte()));
-                    }
+        let before = self.group_before.map(|(b, _)| Merged::Row(b));
+        let kind_of = |m: &Merged| match m {
+            Merged::Row(s) => {
+                self.arena[s.batch].batch.column(self.layout.kind_index()).as_primitive::<Int8Type>().value(s.row)
+            }
+            Merged::Columns { .. } => RowKind::Insert.to_byte(),
+            Merged::Computed { kind, .. } => *kind,
+        };
+        let mut rows: Vec<(Merged, i8)> = Vec::new();
+        if self.cfg.engine == MergeEngine::FirstRow {
+            // An existing key keeps its first row: nothing changes.
+            if before.is_none() {
+                if let Some(g) = self.group.iter().find(|g| !is_retract(g.2)) {
+                    rows.push((Merged::Row(g.0), RowKind::Insert.to_byte()));
                 }
             }
-            _ => {
-                let after = self.group.iter().rev().find(|g| live(g.2)).map(|g| (g.0, g.2));
-                match (before, after) {
-                    (None, Some((a, kind))) if !is_retract(kind) => rows.push((a, RowKind::Insert.to_byte())),
-                    (Some((b, _)), Some((_, kind))) if is_retract(kind) => rows.push((b, RowKind::Delete.to_byte())),
-                    (Some((b, _)), Some((a, _))) if a != b => {
-                        rows.push((b, RowKind::UpdateBefore.to_byte()));
-                        rows.push((a, RowKind::UpdateAfter.to_byte()));
-                    }
-                    _ => {}
+        } else {
+            // The key's state after the merge: its last result, or gone when the merge dropped it (a
+            // retraction at a level that keeps none) or ended on a retraction.
+            let live = |k: i8| !(self.cfg.ignore_delete && is_retract(k));
+            let last_live = self.group.iter().rev().find(|g| live(g.2)).map(|g| g.2);
+            let after = match results.last() {
+                Some(m) if !is_retract(kind_of(m)) => Some(m.clone()),
+                Some(_) => None,
+                None if last_live.is_some_and(is_retract) => None,
+                // Nothing live was merged: nothing changed.
+                None => return,
+            };
+            let same_row = |a: &Merged, b: &Merged| matches!((a, b), (Merged::Row(x), Merged::Row(y)) if x == y);
+            match (before, after) {
+                (None, Some(a)) => rows.push((a, RowKind::Insert.to_byte())),
+                (Some(b), None) => rows.push((b, RowKind::Delete.to_byte())),
+                (Some(b), Some(a)) if !same_row(&a, &b) => {
+                    rows.push((b, RowKind::UpdateBefore.to_byte()));
+                    rows.push((a, RowKind::UpdateAfter.to_byte()));
                 }
+                _ => {}
             }
         }
         if let Some(pending) = self.changelog.as_mut() {
@@ -316,22 +331,11 @@ impl MergeIterator {
             return Ok(());
         }
         let rows = std::mem::take(pending);
-        let schema = self.layout.file_schema.clone();
-        let idx: Vec<(usize, usize)> = rows.iter().map(|(s, _)| (s.batch, s.row)).collect();
-        let mut columns = Vec::with_capacity(schema.fields().len());
-        for col in 0..schema.fields().len() {
-            if col == self.layout.kind_index() {
-                columns.push(Arc::new(Int8Array::from(rows.iter().map(|(_, k)| *k).collect::<Vec<_>>())) as ArrayRef);
-                continue;
-            }
-            let arrays: Vec<&dyn Array> = self.arena.iter().map(|a| a.batch.column(col).as_ref()).collect();
-            columns.push(
-                arrow_select::interleave::interleave(&arrays, &idx)
-                    .map_err(|e| Error::invalid("changelog output", e.to_string()))?,
-            );
-        }
+        let (items, kinds): (Vec<Merged>, Vec<i8>) = rows.into_iter().unzip();
+        let columns = self.assemble(&items, Some(&kinds))?;
         self.changelog_out.push(
-            RecordBatch::try_new(schema, columns).map_err(|e| Error::invalid("changelog output", e.to_string()))?,
+            RecordBatch::try_new(self.layout.file_schema.clone(), columns)
+                .map_err(|e| Error::invalid("changelog output", e.to_string()))?,
         );
         Ok(())
     }
@@ -576,11 +580,10 @@ impl MergeIterator {
         }
     }
 
-    /// Builds the output batch from `self.out` and resets the arena to the batches still in use.
-    fn flush(&mut self) -> Result<RecordBatch> {
-        self.flush_changelog()?;
+    /// The file-layout columns of `out` (rows of the arena, or merged values), with the row kinds of
+    /// `kinds` when given.
+    fn assemble(&self, out: &[Merged], kinds: Option<&[i8]>) -> Result<Vec<ArrayRef>> {
         let schema = self.layout.file_schema.clone();
-        let out = std::mem::take(&mut self.out);
         let base_of = |m: &Merged| match m {
             Merged::Row(s) => *s,
             Merged::Columns { base, .. } | Merged::Computed { base, .. } => *base,
@@ -598,23 +601,28 @@ impl MergeIterator {
         for col in 0..=self.layout.seq_index() {
             columns.push(interleave_col(col, &mut out.iter().map(|m| Some(base_of(m))))?);
         }
-        let kinds: Vec<i8> = out
-            .iter()
-            .map(|m| match m {
-                Merged::Row(s) => {
-                    self.arena[s.batch].batch.column(self.layout.kind_index()).as_primitive::<Int8Type>().value(s.row)
-                }
-                Merged::Columns { .. } => RowKind::Insert.to_byte(),
-                Merged::Computed { kind, .. } => *kind,
-            })
-            .collect();
+        let kinds: Vec<i8> = match kinds {
+            Some(k) => k.to_vec(),
+            None => out
+                .iter()
+                .map(|m| match m {
+                    Merged::Row(s) => self.arena[s.batch]
+                        .batch
+                        .column(self.layout.kind_index())
+                        .as_primitive::<Int8Type>()
+                        .value(s.row),
+                    Merged::Columns { .. } => RowKind::Insert.to_byte(),
+                    Merged::Computed { kind, .. } => *kind,
+                })
+                .collect(),
+        };
         columns.push(Arc::new(Int8Array::from(kinds)));
         let computed = out.iter().any(|m| matches!(m, Merged::Computed { .. }));
         for i in 0..self.value_types.len() {
             let col = self.layout.value_index(i);
             if computed {
                 let mut values = Vec::with_capacity(out.len());
-                for m in &out {
+                for m in out {
                     values.push(match m {
                         Merged::Computed { values, .. } => values[i].clone(),
                         Merged::Row(s) => self.value(*s, i)?,
@@ -636,6 +644,15 @@ impl MergeIterator {
                 )?)
             }
         }
+        Ok(columns)
+    }
+
+    /// Builds the output batch from `self.out` and resets the arena to the batches still in use.
+    fn flush(&mut self) -> Result<RecordBatch> {
+        self.flush_changelog()?;
+        let schema = self.layout.file_schema.clone();
+        let out = std::mem::take(&mut self.out);
+        let columns = self.assemble(&out, None)?;
         // Keep only the batches the cursors still point into.
         let mut kept = Vec::new();
         for c in self.cursors.iter_mut().filter(|c| !c.done) {
@@ -670,10 +687,13 @@ impl Iterator for MergeIterator {
                     break;
                 }
                 let mut out = std::mem::take(&mut self.out);
+                let start = out.len();
                 let merged = self.merge_group(&mut out);
+                if merged.is_ok() {
+                    self.record_changelog(&out[start..]);
+                }
                 self.out = out;
                 merged?;
-                self.record_changelog();
             }
             if self.out.is_empty() {
                 // The end: changelog rows of groups that produced no output still need assembling.

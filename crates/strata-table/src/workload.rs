@@ -231,8 +231,13 @@ impl Workload {
         ops.push(Op::Scan);
         // Changelog producers, drawn from a generator of their own so that earlier seeds keep their workloads.
         let mut changelog_rng = StdRng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(17));
-        if matches!(engine, "deduplicate" | "first-row") && changelog_rng.random_bool(0.4) {
-            let producer = ["input", "lookup"][changelog_rng.random_range(0..2)];
+        if changelog_rng.random_bool(0.4) {
+            // Input changelog is every input row: it folds to the table only where the last row wins.
+            let producer = if matches!(engine, "deduplicate" | "first-row") {
+                ["input", "lookup"][changelog_rng.random_range(0..2)]
+            } else {
+                "lookup"
+            };
             header.options.insert("changelog-producer".to_string(), producer.to_string());
         }
         Workload { header, ops }

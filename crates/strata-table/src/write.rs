@@ -52,17 +52,11 @@ impl TableWrite {
         }
         let producer = options.changelog_producer()?;
         use strata_spec::options::ChangelogProducer;
-        let engine = options.merge_engine()?;
-        let lookup_ok = producer == ChangelogProducer::Lookup
-            && matches!(
-                engine,
-                strata_spec::options::MergeEngine::Deduplicate | strata_spec::options::MergeEngine::FirstRow
-            );
-        if !(matches!(producer, ChangelogProducer::None | ChangelogProducer::Input) || lookup_ok) {
+        if producer == ChangelogProducer::FullCompaction {
             // Writing without the changelog files such a table promises would silently starve its streaming
             // readers of these changes; refuse instead.
             return Err(Error::unsupported(format!(
-                "writing a table with changelog-producer = {} and merge-engine = {}: Strata produces changelog files for input, and for lookup with the deduplicate and first-row engines only, so streaming readers would miss these changes (batch reads are unaffected)",
+                "writing a table with changelog-producer = {} (merge-engine {}): Strata produces changelog files for input and lookup, not full-compaction, so streaming readers would miss these changes (batch reads are unaffected)",
                 options.get(strata_spec::options::CHANGELOG_PRODUCER).unwrap_or_default().trim(),
                 options.get(strata_spec::options::MERGE_ENGINE).unwrap_or("deduplicate").trim()
             )));
