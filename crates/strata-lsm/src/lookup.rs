@@ -469,6 +469,11 @@ impl LookupLevels {
             if a >= ix.keys.len() || ix.keys.value(a) != key {
                 continue;
             }
+            // Without deletion vectors a file at a level >= 1 may hold a key twice (a reset retraction, then
+            // the result, from remove-record-on-delete): the newest copy is the last.
+            while a + 1 < ix.keys.len() && ix.keys.value(a + 1) == key {
+                a += 1;
+            }
             let position = a as u64;
             if dvs.and_then(|d| d.deletion_vector_of(&f.file_name)).is_some_and(|dv| dv.is_deleted(position)) {
                 // Already superseded; an older copy below would be too, but keep looking in case the levels
