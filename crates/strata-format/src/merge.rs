@@ -275,19 +275,23 @@ impl MergeIterator {
         std::mem::take(&mut self.changelog_out)
     }
 
+    /// The row kind a merge result is written with.
+    fn kind_of(&self, m: &Merged) -> i8 {
+        match m {
+            Merged::Row(s) => {
+                self.arena[s.batch].batch.column(self.layout.kind_index()).as_primitive::<Int8Type>().value(s.row)
+            }
+            Merged::Columns { .. } => RowKind::Insert.to_byte(),
+            Merged::Computed { kind, .. } => *kind,
+        }
+    }
+
     /// Records the current group's changelog rows; `results` are what its merge pushed to the output.
     fn record_changelog(&mut self, results: &[Merged]) {
         if self.changelog.is_none() || !self.group_level0 {
             return;
         }
         let before = self.group_before.map(|(b, _)| Merged::Row(b));
-        let kind_of = |m: &Merged| match m {
-            Merged::Row(s) => {
-                self.arena[s.batch].batch.column(self.layout.kind_index()).as_primitive::<Int8Type>().value(s.row)
-            }
-            Merged::Columns { .. } => RowKind::Insert.to_byte(),
-            Merged::Computed { kind, .. } => *kind,
-        };
         let mut rows: Vec<(Merged, i8)> = Vec::new();
         if self.cfg.engine == MergeEngine::FirstRow {
             // An existing key keeps its first row: nothing changes.
@@ -302,7 +306,7 @@ impl MergeIterator {
             let live = |k: i8| !(self.cfg.ignore_delete && is_retract(k));
             let last_live = self.group.iter().rev().find(|g| live(g.2)).map(|g| g.2);
             let after = match results.last() {
-                Some(m) if !is_retract(kind_of(m)) => Some(m.clone()),
+                Some(m) if !is_retract(self.kind_of(m)) => Some(m.clone()),
                 Some(_) => None,
                 None if last_live.is_some_and(is_retract) => None,
                 // Nothing live was merged: nothing changed.
@@ -603,18 +607,7 @@ impl MergeIterator {
         }
         let kinds: Vec<i8> = match kinds {
             Some(k) => k.to_vec(),
-            None => out
-                .iter()
-                .map(|m| match m {
-                    Merged::Row(s) => self.arena[s.batch]
-                        .batch
-                        .column(self.layout.kind_index())
-                        .as_primitive::<Int8Type>()
-                        .value(s.row),
-                    Merged::Columns { .. } => RowKind::Insert.to_byte(),
-                    Merged::Computed { kind, .. } => *kind,
-                })
-                .collect(),
+            None => out.iter().map(|m| self.kind_of(m)).collect(),
         };
         columns.push(Arc::new(Int8Array::from(kinds)));
         let computed = out.iter().any(|m| matches!(m, Merged::Computed { .. }));

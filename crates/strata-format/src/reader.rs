@@ -101,19 +101,21 @@ fn live_positions(
     }
 }
 
+/// The message of a caught panic (its `&str` or `String` payload).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string())
+}
+
 /// Runs a third-party decoder step, turning a panic inside it (malformed input it did not anticipate) into a
 /// corrupt-file error naming `path`.
 fn guarded<T>(path: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r,
-        Err(p) => {
-            let msg = p
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "decoder panicked".to_string());
-            Err(corrupt(path, format!("cannot decode: {msg}")))
-        }
+        Err(p) => Err(corrupt(path, format!("cannot decode: {}", panic_message(p.as_ref())))),
     }
 }
 

@@ -368,22 +368,9 @@ impl LookupLevels {
         Ok(())
     }
 
-    fn cache_dir(&mut self) -> Result<PathBuf> {
-        if let Some(d) = &self.dir {
-            return Ok(d.path().to_path_buf());
-        }
-        let d = tempfile::Builder::new()
-            .prefix("strata-lookup-")
-            .tempdir()
-            .map_err(|e| Error::io(std::env::temp_dir().display().to_string(), e))?;
-        let p = d.path().to_path_buf();
-        self.dir = Some(d);
-        Ok(p)
-    }
-
     /// Writes an index to the local cache directory.
     fn store(&mut self, name: &str, ix: &FileIndex) -> Result<(PathBuf, u64)> {
-        let path = self.cache_dir()?.join(format!("{name}.lookup"));
+        let path = crate::scratch_dir(&mut self.dir, "strata-lookup-")?.join(format!("{name}.lookup"));
         let shown = path.display().to_string();
         let err = |e: arrow_schema::ArrowError| Error::invalid(format!("lookup cache file {shown}"), e.to_string());
         let mut fields = vec![Field::new(KEY_BYTES, ArrowType::Binary, false)];

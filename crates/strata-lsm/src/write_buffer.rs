@@ -100,18 +100,7 @@ impl WriteBuffer {
             return Ok(false);
         }
         let _span = tracing::debug_span!("spill_write_buffer", rows = self.memory_rows()).entered();
-        let dir = match &self.dir {
-            Some(d) => d.path().to_path_buf(),
-            None => {
-                let d = tempfile::Builder::new()
-                    .prefix("strata-spill-")
-                    .tempdir()
-                    .map_err(|e| Error::io(std::env::temp_dir().display().to_string(), e))?;
-                let p = d.path().to_path_buf();
-                self.dir = Some(d);
-                p
-            }
-        };
+        let dir = crate::scratch_dir(&mut self.dir, "strata-spill-")?;
         let path = dir.join(format!("run-{}.arrow", self.counter));
         self.counter += 1;
         let sorted = self.sorted(batch_size)?;
@@ -142,12 +131,26 @@ impl WriteBuffer {
     /// number; runs may share keys. The buffer keeps its contents until [`clear`](Self::clear), so a flush
     /// that fails can be retried.
     pub fn runs(&self, batch_size: usize) -> Result<Vec<Run>> {
+        self.runs_with(self.sorted_memory(batch_size)?)
+    }
+
+    /// The memory part sorted by key then sequence number, in batches of `batch_size` (none when empty).
+    pub fn sorted_memory(&self, batch_size: usize) -> Result<Vec<RecordBatch>> {
+        if self.batches.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.sorted(batch_size)
+    }
+
+    /// Like [`runs`](Self::runs), with the memory part already sorted by
+    /// [`sorted_memory`](Self::sorted_memory) (so a caller that reads the runs twice sorts once).
+    pub fn runs_with(&self, sorted_memory: Vec<RecordBatch>) -> Result<Vec<Run>> {
         let mut runs: Vec<Run> = Vec::new();
         for run in &self.spilled {
             runs.push(Box::new(SpillReader::open(&run.path)?));
         }
-        if !self.batches.is_empty() {
-            runs.push(Box::new(self.sorted(batch_size)?.into_iter().map(Ok)));
+        if !sorted_memory.is_empty() {
+            runs.push(Box::new(sorted_memory.into_iter().map(Ok)));
         }
         Ok(runs)
     }

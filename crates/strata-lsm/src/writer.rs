@@ -263,7 +263,7 @@ impl MergeTreeWriter {
             opts,
             bucket_dir,
             index_dir,
-            file_prefix: format!("data-{}-", uuid::Uuid::new_v4()),
+            file_prefix: format!("{}-", uuid::Uuid::new_v4()),
             file_counter: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             levels,
             state: Shared::new(LookupState { lookup, dv }),
@@ -362,9 +362,10 @@ impl MergeTreeWriter {
         .entered();
         // With `changelog-producer = input` every buffered row, retractions included, is also the changelog:
         // one sorted file per run (runs hold ascending sequence ranges, so file order is sequence order).
+        let memory = self.buffer.sorted_memory(self.opts.batch_size)?;
         let mut changelog = Vec::new();
         if self.opts.changelog_input {
-            for run in self.buffer.runs(self.opts.batch_size)? {
+            for run in self.buffer.runs_with(memory.clone())? {
                 let mut cw = self.file_factory().changelog_writer(&self.opts);
                 let written = run.into_iter().try_for_each(|b| cw.write(&b?)).and_then(|()| cw.close());
                 match written {
@@ -380,7 +381,7 @@ impl MergeTreeWriter {
         }
         // The buffer (memory and spilled runs) is released only once the level-0 files are written: a
         // failed flush leaves it whole, so a retried commit writes the same rows again.
-        let runs = self.buffer.runs(self.opts.batch_size)?;
+        let runs = self.buffer.runs_with(memory)?;
         let merged =
             MergeIterator::new(self.layout.clone(), runs, self.opts.merge.clone(), false, self.opts.batch_size)?;
         let mut w = self.file_writer(0, FileSource::Append);
@@ -753,13 +754,24 @@ struct FileFactory {
     io: Arc<dyn FileIO>,
     layout: Arc<KeyValueLayout>,
     bucket_dir: String,
+    /// `<uuid>-`: what names this writer's files apart from other writers'.
     prefix: String,
     counter: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl FileFactory {
+    /// A writer of data files (`data-<uuid>-<n>`) at `level`.
     fn writer(&self, opts: &WriterOptions, level: i32, source: FileSource) -> KvFileWriter {
-        let prefix = self.prefix.clone();
+        self.named_writer("data-", opts, level, source)
+    }
+
+    /// A writer of changelog files (`changelog-<uuid>-<n>`, level 0), as Paimon names them.
+    fn changelog_writer(&self, opts: &WriterOptions) -> KvFileWriter {
+        self.named_writer("changelog-", opts, 0, FileSource::Append)
+    }
+
+    fn named_writer(&self, kind: &str, opts: &WriterOptions, level: i32, source: FileSource) -> KvFileWriter {
+        let prefix = format!("{kind}{}", self.prefix);
         let ext = opts.format.extension();
         let counter = self.counter.clone();
         KvFileWriter::new(
@@ -774,27 +786,6 @@ impl FileFactory {
                 schema_id: opts.schema_id,
                 level,
                 file_source: source,
-            },
-        )
-    }
-
-    /// A writer of changelog files (`changelog-<uuid>-<n>`, level 0), as Paimon names them.
-    fn changelog_writer(&self, opts: &WriterOptions) -> KvFileWriter {
-        let prefix = self.prefix.replacen("data-", "changelog-", 1);
-        let ext = opts.format.extension();
-        let counter = self.counter.clone();
-        KvFileWriter::new(
-            self.io.clone(),
-            self.bucket_dir.clone(),
-            Box::new(move || format!("{prefix}{}.{ext}", counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed))),
-            self.layout.clone(),
-            WriterConfig {
-                format: opts.format,
-                compression: opts.compression.clone(),
-                target_file_size: opts.target_file_size,
-                schema_id: opts.schema_id,
-                level: 0,
-                file_source: FileSource::Append,
             },
         )
     }

@@ -412,11 +412,7 @@ impl ReadBuilder {
                     })
                 }))
                 .unwrap_or_else(|p| {
-                    let msg = p
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| p.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "unknown panic".to_string());
+                    let msg = strata_format::reader::panic_message(p.as_ref());
                     Err(Error::invalid("read", format!("a read thread panicked: {msg}")))
                 });
                 if let Err(e) = r {
