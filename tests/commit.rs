@@ -249,3 +249,88 @@ fn empty_commits_make_no_snapshot_and_only_reads_are_counted_as_reads() {
     assert_eq!(table.new_commit("w").unwrap().commit(&Committable::default()).unwrap(), CommitOutcome::Empty);
     assert_eq!(faulty.count(), 0, "an empty commit wrote something");
 }
+
+/// Folding a bucket's later message into an earlier one (`CommitMessage::absorb`) commits what committing
+/// both in order commits: a file added and compacted away cancels out (and is reported for removal), an
+/// upgraded file stays under its new level, and a newer index file replaces the earlier one while the
+/// expected base index stays the earlier message's.
+#[test]
+fn an_absorbed_message_commits_what_the_two_messages_commit_in_order() {
+    use strata::spec::IndexFileMeta;
+    let msg = |new: Vec<_>, before: Vec<_>, after: Vec<_>| CommitMessage {
+        bucket: 0,
+        total_buckets: 1,
+        new_files: new,
+        compact_before: before,
+        compact_after: after,
+        ..Default::default()
+    };
+    let base = file("data-base.parquet", 2, 0, 5, 6);
+    let x = file("data-x.parquet", 0, 1, 4, 4);
+    let y = file("data-y.parquet", 0, 10, 12, 3);
+    let y_up = file("data-y.parquet", 3, 10, 12, 3);
+    let w = file("data-w.parquet", 0, 20, 22, 3);
+    let z = file("data-z.parquet", 2, 0, 5, 7);
+    let first = msg(vec![x.clone(), y.clone()], vec![], vec![]);
+    // Compacts x with the committed base into z, moves y up a level without rewriting it, adds w.
+    let second = msg(vec![w], vec![base.clone(), x, y], vec![z, y_up]);
+
+    let live = |table: &Table| -> BTreeSet<(String, i32)> {
+        let s = table.snapshot(None).unwrap().unwrap();
+        table.live_files(&s).unwrap().into_iter().map(|e| (e.file.file_name, e.file.level)).collect()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let in_order = create_table(local(), dir.path().join("a").to_str().unwrap(), 1, &[]);
+    let folded = create_table(local(), dir.path().join("b").to_str().unwrap(), 1, &[]);
+    for t in [&in_order, &folded] {
+        t.new_commit("w").unwrap().commit(&append(1, 0, 1, vec![base.clone()])).unwrap();
+    }
+    let commit = |t: &Table, id: i64, m: CommitMessage| {
+        t.new_commit("w").unwrap().commit(&Committable { identifier: id, messages: vec![m], ..Default::default() })
+    };
+    commit(&in_order, 2, first.clone()).unwrap();
+    commit(&in_order, 3, second.clone()).unwrap();
+
+    // Committed on its own, the second message deletes a file no snapshot holds.
+    let alone = commit(&folded, 2, second.clone()).unwrap_err();
+    assert_eq!(alone.kind(), ErrorKind::Conflict, "{alone}");
+    let mut one = first;
+    let dropped = one.absorb(second);
+    assert_eq!(dropped.data_files, vec!["data-x.parquet".to_string()]);
+    assert!(dropped.index_files.is_empty());
+    commit(&folded, 2, one).unwrap();
+    assert_eq!(live(&folded), live(&in_order));
+    assert_eq!(
+        live(&in_order),
+        BTreeSet::from([
+            ("data-w.parquet".to_string(), 0),
+            ("data-y.parquet".to_string(), 3),
+            ("data-z.parquet".to_string(), 2)
+        ])
+    );
+
+    // Deletion-vector index files: the newer replaces the earlier; the base stays the first message's.
+    let index = |name: &str| IndexFileMeta {
+        index_type: "DELETION_VECTORS".into(),
+        file_name: name.into(),
+        file_size: 1,
+        row_count: 1,
+        dv_ranges: None,
+        external_path: None,
+        global_index: None,
+    };
+    let mut a = CommitMessage {
+        new_index_files: vec![index("index-a")],
+        expected_dv_index: Some(Some("index-0".into())),
+        ..Default::default()
+    };
+    let b = CommitMessage {
+        new_index_files: vec![index("index-b")],
+        expected_dv_index: Some(Some("index-a".into())),
+        ..Default::default()
+    };
+    let dropped = a.absorb(b);
+    assert_eq!(dropped.index_files, vec!["index-a".to_string()]);
+    assert_eq!(a.new_index_files, vec![index("index-b")]);
+    assert_eq!(a.expected_dv_index, Some(Some("index-0".into())));
+}

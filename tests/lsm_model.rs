@@ -328,21 +328,92 @@ fn background_compaction_keeps_runs_bounded_and_leaves_no_stray_files() {
         }
     }
     drop(writer);
+    assert_no_stray_files(&table, "after background compaction");
+}
+
+/// Every data file in a bucket directory and every index file is referenced by some snapshot (an
+/// unpartitioned table, no changelog).
+fn assert_no_stray_files(table: &Table, context: &str) {
     let mut live = BTreeSet::new();
+    let mut live_index = BTreeSet::new();
     for id in table.snapshot_manager().list_ids().unwrap() {
         let s = table.snapshot(Some(id)).unwrap().unwrap();
-        live.extend(table.live_files(&s).unwrap().iter().map(|e| data_file_path(&table, e).unwrap()));
+        live.extend(table.live_files(&s).unwrap().iter().map(|e| data_file_path(table, e).unwrap()));
+        live_index.extend(table.index_files(&s).unwrap().into_iter().map(|e| e.index_file.file_name));
     }
     let mut on_disk = BTreeSet::new();
+    let mut index_on_disk = BTreeSet::new();
     for b in std::fs::read_dir(table.path()).unwrap() {
         let b = b.unwrap();
-        if b.file_name().to_string_lossy().starts_with("bucket-") {
+        let name = b.file_name().to_string_lossy().to_string();
+        if name.starts_with("bucket-") {
             for f in std::fs::read_dir(b.path()).unwrap() {
                 on_disk.insert(f.unwrap().path().to_string_lossy().to_string());
             }
+        } else if name == "index" {
+            for f in std::fs::read_dir(b.path()).unwrap() {
+                index_on_disk.insert(f.unwrap().file_name().to_string_lossy().to_string());
+            }
         }
     }
-    assert_eq!(on_disk, live, "data files on disk that no snapshot references");
+    assert_eq!(on_disk, live, "{context}: data files on disk that no snapshot references");
+    assert_eq!(index_on_disk, live_index, "{context}: index files on disk that no snapshot references");
+}
+
+/// One bucket hands its changes over while the other fails, so they wait for the next commit; meanwhile
+/// the first bucket compacts away the level-0 file it handed over (merge-on-read) or writes a newer
+/// deletion-vector index (deletion vectors). The next commit must land both buckets' rows once, without a
+/// conflict over a file no snapshot ever held, and leave no file behind that no snapshot references.
+#[test]
+fn a_bucket_that_prepared_while_another_failed_folds_its_later_changes_into_one_commit() {
+    use strata::io::{Fault, FaultyFileIO, OpKind};
+    use strata::TableWriter;
+    for dv in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let faulty = FaultyFileIO::new(Arc::new(LocalFileIO::new()));
+        let io: Arc<dyn FileIO> = Arc::new(faulty.clone());
+        let options = BTreeMap::from([
+            ("bucket".to_string(), "2".to_string()),
+            ("deletion-vectors.enabled".to_string(), dv.to_string()),
+            ("num-sorted-run.compaction-trigger".to_string(), "2".to_string()),
+        ]);
+        let schema = TableSchema::new(
+            vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint()), ("s".into(), DataType::string())],
+            vec![],
+            vec!["id".into()],
+            options,
+            0,
+        )
+        .unwrap();
+        let table = Table::create(io, dir.path().join("t").to_str().unwrap(), schema).unwrap();
+        let mut w = TableWriter::new(&table, "fold").unwrap();
+        let mut model = Model::new();
+        let mut write = |w: &mut TableWriter, round: i64| {
+            let rows: Vec<_> = (0..200i64).map(|id| (id, Some(round * 1000 + id), Some(format!("r{round}")))).collect();
+            for r in &rows {
+                model.insert(r.0, (r.1, r.2.clone()));
+            }
+            w.write(&batch(&rows)).unwrap();
+        };
+        write(&mut w, 0);
+        w.commit().unwrap();
+        write(&mut w, 1);
+        // Bucket 1's flush fails; bucket 0 flushes (and, with deletion vectors, writes its index file).
+        faulty.fail_at_path(0, Fault::Before, Some(OpKind::Mutate), "bucket-1/");
+        let failed = w.commit();
+        faulty.disarm();
+        assert!(failed.is_err(), "dv {dv}: the injected fault did not fail the commit");
+        write(&mut w, 2);
+        // Waits for compaction: bucket 0 now compacts its level-0 files, the one handed over included.
+        w.compact(false).unwrap_or_else(|e| panic!("dv {dv}: the commit after the failure failed: {e}"));
+        assert_eq!(scan_rows(&table, false), model, "dv {dv}: rows after the retried commit");
+        assert_eq!(scan_rows(&table, true), model, "dv {dv}: merged rows after the retried commit");
+        if dv {
+            check_dv_invariants(&table);
+        }
+        drop(w);
+        assert_no_stray_files(&table, &format!("dv {dv}"));
+    }
 }
 
 /// A commit that fails on any storage operation (before or after it takes effect) is retried by the next

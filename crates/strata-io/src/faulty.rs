@@ -35,6 +35,8 @@ struct Plan {
     fail_at: Option<u64>,
     fault: Fault,
     only: Option<OpKind>,
+    /// Count only operations on paths containing this.
+    path_contains: Option<String>,
 }
 
 /// Wraps a [`FileIO`], counts operations and fails the chosen one.
@@ -52,7 +54,7 @@ impl FaultyFileIO {
         FaultyFileIO {
             inner,
             counter: Arc::new(AtomicU64::new(0)),
-            plan: Arc::new(Mutex::new(Plan { fail_at: None, fault: Fault::Before, only: None })),
+            plan: Arc::new(Mutex::new(Plan { fail_at: None, fault: Fault::Before, only: None, path_contains: None })),
             log: Arc::new(Mutex::new(Vec::new())),
         }
     }
@@ -60,7 +62,18 @@ impl FaultyFileIO {
     /// Fails the `k`-th (0-based, counted from now) operation of kind `only` (or of any kind) with `fault`.
     pub fn fail_at(&self, k: u64, fault: Fault, only: Option<OpKind>) {
         self.counter.store(0, Ordering::SeqCst);
-        *self.plan.lock() = Plan { fail_at: Some(k), fault, only };
+        self.arm(Plan { fail_at: Some(k), fault, only, path_contains: None });
+    }
+
+    /// Like [`FaultyFileIO::fail_at`], counting only operations on paths that contain `path_contains`
+    /// (one bucket's directory, say), so the fault lands deterministically where work runs in parallel.
+    pub fn fail_at_path(&self, k: u64, fault: Fault, only: Option<OpKind>, path_contains: &str) {
+        self.arm(Plan { fail_at: Some(k), fault, only, path_contains: Some(path_contains.to_string()) });
+    }
+
+    fn arm(&self, plan: Plan) {
+        self.counter.store(0, Ordering::SeqCst);
+        *self.plan.lock() = plan;
         self.log.lock().clear();
     }
 
@@ -82,7 +95,9 @@ impl FaultyFileIO {
     /// Counts this call; `Some(fault)` if it is the one to fail.
     fn tick(&self, kind: OpKind, name: &str, path: &str) -> Option<Fault> {
         let plan = self.plan.lock();
-        if plan.only.is_some_and(|o| o != kind) {
+        if plan.only.is_some_and(|o| o != kind)
+            || plan.path_contains.as_ref().is_some_and(|p| !path.contains(p.as_str()))
+        {
             return None;
         }
         let n = self.counter.fetch_add(1, Ordering::SeqCst);

@@ -70,6 +70,57 @@ impl CommitMessage {
             && self.deleted_index_files.is_empty()
             && self.changelog_files.is_empty()
     }
+
+    /// Folds `later`, a newer message of the same (partition, bucket) from the same writer, into this one,
+    /// so that committing the result equals committing both in order. A file this message adds and `later`
+    /// compacts away cancels out (the commit's conflict check, like Paimon's, requires a deleted file to be
+    /// live in the snapshot it commits on, which such a file never was). A newer index file of a type
+    /// replaces this message's one, and the base deletion-vector index stays this message's: that is the
+    /// one the snapshot holds.
+    ///
+    /// Returns what nothing references any more: names of data files that were added and compacted away,
+    /// and index files that were replaced. They were never committed; the caller removes them.
+    pub fn absorb(&mut self, later: CommitMessage) -> AbsorbedFiles {
+        let mut dropped = AbsorbedFiles::default();
+        let same = |a: &DataFileMeta, b: &DataFileMeta| a.file_name == b.file_name && a.level == b.level;
+        for f in later.compact_before {
+            let added_here = self.new_files.iter().position(|x| same(x, &f)).map(|i| self.new_files.remove(i));
+            let added_here = added_here
+                .or_else(|| self.compact_after.iter().position(|x| same(x, &f)).map(|i| self.compact_after.remove(i)));
+            match added_here {
+                Some(f) => dropped.data_files.push(f.file_name),
+                None => self.compact_before.push(f),
+            }
+        }
+        self.new_files.extend(later.new_files);
+        self.compact_after.extend(later.compact_after);
+        // An upgrade keeps the file under a new level: it is still referenced.
+        dropped
+            .data_files
+            .retain(|name| !self.new_files.iter().chain(&self.compact_after).any(|x| &x.file_name == name));
+        for f in later.new_index_files {
+            let replaced: Vec<IndexFileMeta> =
+                self.new_index_files.iter().filter(|x| x.index_type == f.index_type).cloned().collect();
+            self.new_index_files.retain(|x| x.index_type != f.index_type);
+            dropped.index_files.extend(replaced.into_iter().map(|x| x.file_name));
+            self.new_index_files.push(f);
+        }
+        self.deleted_index_files.extend(later.deleted_index_files);
+        self.changelog_files.extend(later.changelog_files);
+        if self.expected_dv_index.is_none() {
+            self.expected_dv_index = later.expected_dv_index;
+        }
+        dropped
+    }
+}
+
+/// Files that [`CommitMessage::absorb`] left unreferenced.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct AbsorbedFiles {
+    /// Data files (in the message's bucket directory) added and compacted away before any commit.
+    pub data_files: Vec<String>,
+    /// Index files (in the table's index directory) replaced before any commit.
+    pub index_files: Vec<String>,
 }
 
 /// A set of messages committed together under one identifier.

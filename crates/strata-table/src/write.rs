@@ -133,9 +133,8 @@ impl TableWrite {
             }
             let files: Vec<_> =
                 self.live()?.get(&key).map(|v| v.iter().map(|e| e.file.clone()).collect()).unwrap_or_default();
+            let bucket_dir = self.bucket_dir(partition, bucket)?;
             let schema = self.table.schema();
-            let fields = schema.partition_fields()?;
-            let part_path = partition_path(partition, &fields, schema.core_options().partition_default_name())?;
             let dv = if schema.core_options().deletion_vectors_enabled()? {
                 Some(self.table.dv_maintainer(self.base.as_ref(), partition, bucket)?)
             } else {
@@ -145,7 +144,7 @@ impl TableWrite {
                 self.table.io().clone(),
                 schema,
                 bucket,
-                self.table.path_factory().bucket_dir(&part_path, bucket),
+                bucket_dir,
                 self.table.path_factory().index_dir(),
                 files,
                 dv,
@@ -153,6 +152,14 @@ impl TableWrite {
             self.writers.insert(key.clone(), (partition.clone(), w));
         }
         self.writers.get_mut(&key).map(|(_, w)| w).ok_or_else(|| Error::invalid("write", "writer vanished"))
+    }
+
+    /// The directory of a bucket's data files.
+    fn bucket_dir(&self, partition: &BinaryRow, bucket: i32) -> Result<String> {
+        let schema = self.table.schema();
+        let fields = schema.partition_fields()?;
+        let part_path = partition_path(partition, &fields, schema.core_options().partition_default_name())?;
+        Ok(self.table.path_factory().bucket_dir(&part_path, bucket))
     }
 
     /// Casts `batch`'s columns (matched by name) to the table's types.
@@ -338,7 +345,9 @@ impl TableWrite {
         // failed (then it waits for the next prepare, which retries the failed bucket).
         let mut first_error = None;
         for (messages, failed) in results {
-            self.carried.extend(messages);
+            for m in messages {
+                self.carry(m)?;
+            }
             if let Some(e) = failed {
                 first_error.get_or_insert(e);
             }
@@ -347,6 +356,34 @@ impl TableWrite {
             Some(e) => Err(e),
             None => Ok(std::mem::take(&mut self.carried)),
         }
+    }
+}
+
+impl TableWrite {
+    /// Keeps `m` for the commit; a bucket that already handed over a message (it prepared while another
+    /// bucket failed) gets one message folding both, so that a file it added then and compacted since is
+    /// neither deleted before it was ever committed nor left behind.
+    fn carry(&mut self, m: CommitMessage) -> Result<()> {
+        let Some(earlier) = self.carried.iter_mut().find(|c| c.partition == m.partition && c.bucket == m.bucket) else {
+            self.carried.push(m);
+            return Ok(());
+        };
+        let (partition, bucket) = (m.partition.clone(), m.bucket);
+        let dropped = earlier.absorb(m);
+        let bucket_dir = self.bucket_dir(&partition, bucket)?;
+        let paths = self.table.path_factory();
+        let unreferenced = dropped
+            .data_files
+            .iter()
+            .map(|f| strata_io::join(&bucket_dir, f))
+            .chain(dropped.index_files.iter().map(|f| paths.index_path(f)));
+        for path in unreferenced {
+            // Best effort: a file left behind is an orphan, which `strata clean` removes.
+            if let Err(e) = self.table.io().delete(&path) {
+                tracing::warn!(path, error = %e, "cannot remove a file compacted away before its commit");
+            }
+        }
+        Ok(())
     }
 }
 
