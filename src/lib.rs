@@ -41,6 +41,7 @@ pub use strata_table as table;
 pub use strata_format::predicate::{CmpOp, Predicate};
 pub use strata_io::{FileIO, LocalFileIO, MemoryFileIO};
 pub use strata_spec::{Error, ErrorKind, Result};
+pub use strata_table::query::TableQuery;
 pub use strata_table::read::{get, BatchStream, Plan, ReadBuilder};
 pub use strata_table::write::{TableWrite, TableWriter};
 pub use strata_table::{FileSystemCatalog as Catalog, FileSystemCatalog, Table};

@@ -93,6 +93,70 @@ fn get_equals_the_model_for_random_keys_in_both_modes() {
     }
 }
 
+/// A long-lived `TableQuery` refreshed after every commit answers like the model (both modes, partial-update
+/// too, and with cache bounds so small that every file is evicted and rebuilt); it reuses its local lookup
+/// files while the snapshot stays, and a query pinned to an old snapshot keeps answering for it after later
+/// commits and a full compaction.
+#[test]
+fn a_table_query_equals_the_model_across_commits_and_keeps_its_snapshot() {
+    use strata::TableQuery;
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(bool, &[(&str, &str)]); 4] = [
+        (true, &[]),
+        (false, &[]),
+        (false, &[("merge-engine", "partial-update"), ("partial-update.remove-record-on-delete", "true")]),
+        (true, &[("lookup.cache-max-memory-size", "1 b"), ("lookup.cache-max-disk-size", "1 b")]),
+    ];
+    for (n, (dv, extra)) in cases.into_iter().enumerate() {
+        let t = table(dir.path(), &format!("q{n}"), dv, extra);
+        let query = TableQuery::new(&t).unwrap();
+        assert_eq!(query.get(&[Some(Datum::BigInt(1))]).unwrap(), None, "an empty table has no rows");
+        let mut model = Model::new();
+        let mut rng = StdRng::seed_from_u64(40 + n as u64);
+        let mut history = Vec::new();
+        for c in 0..6 {
+            history.extend(workload(&t, 100 * n as u64 + c, 1, &mut model));
+            assert_eq!(query.refresh().unwrap(), Some(history.last().unwrap().0));
+            // Partial-update keeps old values where a put has nulls, which the last-writer-wins model does
+            // not: there a merged scan is the oracle.
+            let expected = if n == 2 { rows(&ReadBuilder::new(&t).read().unwrap().batches) } else { model.clone() };
+            let keys: Vec<i64> = (0..120).map(|_| rng.random_range(0..1100)).collect();
+            for pass in 0..2 {
+                let built = query.stats().built;
+                for &id in &keys {
+                    let got = query.get(&[Some(Datum::BigInt(id))]).unwrap();
+                    let got = got.map(|b| rows(&[b]).remove(&id).unwrap());
+                    assert_eq!(got, expected.get(&id).cloned(), "case {n} commit {c} key {id}");
+                }
+                if pass == 1 && n < 3 {
+                    assert_eq!(query.stats().built, built, "case {n}: local files were rebuilt without a new snapshot");
+                }
+            }
+        }
+        let s = query.stats();
+        assert!(s.built > 0 && s.blocks_read > 0, "case {n}: {s:?}");
+        if n == 3 {
+            assert!(s.evicted > 0, "case {n}: nothing was evicted under a 1-byte bound: {s:?}");
+        }
+        // A query pinned to the third snapshot, used only after more commits and a full compaction.
+        let (old_id, old_model) = history[2].clone();
+        let old_model =
+            if n == 2 { rows(&ReadBuilder::new(&t).with_snapshot(old_id).read().unwrap().batches) } else { old_model };
+        let pinned = TableQuery::at_snapshot(&t, old_id).unwrap();
+        workload(&t, 900 + n as u64, 3, &mut model);
+        TableWriter::new(&t, "compactor").unwrap().compact(true).unwrap();
+        assert_eq!(pinned.snapshot_id(), Some(old_id));
+        for id in 0..1000 {
+            let got = pinned.get(&[Some(Datum::BigInt(id))]).unwrap().map(|b| rows(&[b]).remove(&id).unwrap());
+            assert_eq!(got, old_model.get(&id).cloned(), "case {n}: snapshot {old_id} key {id}");
+        }
+        let err = TableQuery::at_snapshot(&t, 10_000).unwrap_err();
+        assert!(err.to_string().contains("10000"), "{err}");
+        let err = query.get(&[]).unwrap_err();
+        assert!(err.to_string().contains("primary key"), "{err}");
+    }
+}
+
 #[test]
 fn read_builder_projects_filters_limits_and_counts() {
     let dir = tempfile::tempdir().unwrap();

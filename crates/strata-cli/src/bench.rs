@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 use strata_format::predicate::{CmpOp, Predicate};
 use strata_io::{FileIO, FileStatus, LocalFileIO};
 use strata_spec::{DataType, Datum, Error, Result, TableSchema};
+use strata_table::query::TableQuery;
 use strata_table::read::{get, ReadBuilder};
 use strata_table::write::TableWriter;
 use strata_table::Table;
@@ -286,6 +287,27 @@ pub fn run(dir: &str, rows: usize, rounds: usize, buckets: u32, json_out: bool) 
         lat.sort_by(|a, b| a.total_cmp(b));
         let p50 = lat[lat.len() / 2];
         let p99 = lat[lat.len() * 99 / 100];
+        // A long-lived query: the first lookups build local lookup files (timed as warm-up, reading every
+        // file the keys land in), then lookups are local.
+        reset_peak();
+        let started = Instant::now();
+        let query = TableQuery::new(&table)?;
+        for _ in 0..200 {
+            query.get(&[Some(Datum::BigInt(rng.random_range(0..rows as i64)))])?;
+        }
+        let warm_secs = started.elapsed().as_secs_f64();
+        let mut qlat: Vec<f64> = (0..20_000)
+            .map(|_| {
+                let k = rng.random_range(0..rows as i64);
+                let t = Instant::now();
+                let _ = query.get(&[Some(Datum::BigInt(k))]);
+                t.elapsed().as_secs_f64() * 1e6
+            })
+            .collect();
+        let query_mem = peak_mib();
+        drop(query);
+        qlat.sort_by(|a, b| a.total_cmp(b));
+        let (q50, q99) = (qlat[qlat.len() / 2], qlat[qlat.len() * 99 / 100]);
         let mut entry = json!({
             "writeSeconds": write_secs, "rowsWritten": written, "writeRowsPerSec": written as f64 / write_secs,
             "bytesWritten": bytes, "writeAmplification": bytes as f64 / (written as f64 * 230.0),
@@ -293,9 +315,10 @@ pub fn run(dir: &str, rows: usize, rounds: usize, buckets: u32, json_out: bool) 
             "scanRows": scan_rows, "scanSeconds": scan_secs, "scanRowsPerSec": scan_rows as f64 / scan_secs,
             "filteredRows": filtered, "filteredSeconds": filter_secs, "countStar": count, "countSeconds": count_secs,
             "getP50Ms": p50, "getP99Ms": p99, "peakMiBWrite": write_mem, "peakMiBScan": scan_mem,
+            "queryWarmSeconds": warm_secs, "queryP50Us": q50, "queryP99Us": q99, "peakMiBQuery": query_mem,
         });
         lines.push(format!(
-            "{name:>4}: write {written} rows in {write_secs:.2}s ({:.0} rows/s, compaction included), {:.1} MiB written, {files} files, {runs:.1} sorted runs/bucket; full scan {scan_rows} rows {:.0} rows/s; filtered {filtered} rows {filter_secs:.3}s; COUNT(*) {count} in {count_secs:.4}s; get p50 {p50:.2} ms p99 {p99:.2} ms; peak MiB write {write_mem:.0} scan {scan_mem:.0}",
+            "{name:>4}: write {written} rows in {write_secs:.2}s ({:.0} rows/s, compaction included), {:.1} MiB written, {files} files, {runs:.1} sorted runs/bucket; full scan {scan_rows} rows {:.0} rows/s; filtered {filtered} rows {filter_secs:.3}s; COUNT(*) {count} in {count_secs:.4}s; get p50 {p50:.2} ms p99 {p99:.2} ms; TableQuery warm-up {warm_secs:.2}s, p50 {q50:.1} us p99 {q99:.1} us; peak MiB write {write_mem:.0} scan {scan_mem:.0} query {query_mem:.0}",
             written as f64 / write_secs,
             bytes as f64 / (1 << 20) as f64,
             scan_rows as f64 / scan_secs,

@@ -8,15 +8,12 @@ pub mod writer;
 
 pub use compaction::{CompactUnit, UniversalCompaction};
 pub use levels::{LevelSortedRun, Levels};
-pub use lookup::LookupLevels;
+pub use lookup::{Bloom, LookupCacheOptions, LookupLevels};
 pub use writer::{CommitIncrement, MergeTreeWriter, WriterOptions};
 
 /// The path of a private local temporary directory (spilled runs, lookup caches), created in `slot` on first
 /// use under the system's temporary directory and removed with it.
-pub(crate) fn scratch_dir(
-    slot: &mut Option<tempfile::TempDir>,
-    prefix: &str,
-) -> strata_spec::Result<std::path::PathBuf> {
+pub fn scratch_dir(slot: &mut Option<tempfile::TempDir>, prefix: &str) -> strata_spec::Result<std::path::PathBuf> {
     if let Some(d) = slot {
         return Ok(d.path().to_path_buf());
     }

@@ -7,6 +7,7 @@ pub mod inspect;
 pub mod maintenance;
 pub mod manifest_io;
 pub mod paths;
+pub mod query;
 pub mod read;
 pub mod scan;
 pub mod schema_manager;

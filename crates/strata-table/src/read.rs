@@ -151,6 +151,11 @@ impl ReadBuilder {
         Ok(Arc::new(KeyValueLayout::new(self.table.schema())?))
     }
 
+    /// Whether this read skips level 0 and reads files without merging (deletion-vector or first-row tables).
+    pub(crate) fn is_raw_mode(&self) -> Result<bool> {
+        self.raw_mode()
+    }
+
     fn raw_mode(&self) -> Result<bool> {
         let o = self.table.schema().core_options();
         let first_row = o.merge_engine()? == MergeEngine::FirstRow;
@@ -651,16 +656,20 @@ impl Drop for BatchStream {
     }
 }
 
-/// Point lookup: the row whose primary key is `key` (values of every primary-key column, in the order of
-/// the table's primary key), as one-row batch of all columns; `None` when absent or deleted. Uses the
-/// same visibility as a scan (deletion-vector tables show compacted levels).
-pub fn get(table: &Table, key: &[Option<Datum>], snapshot: Option<i64>) -> Result<Option<RecordBatch>> {
+/// Where a primary key lives: its partition, bucket, and the key as the files hold it (the primary-key
+/// columns minus partition columns, as datums).
+pub(crate) struct RoutedKey {
+    pub(crate) partition: BinaryRow,
+    pub(crate) bucket: i32,
+    pub(crate) key: Vec<Option<Datum>>,
+}
+
+/// Routes `key` (values of every primary-key column, in the table's primary-key order) to its bucket.
+pub(crate) fn route_key(table: &Table, layout: &KeyValueLayout, key: &[Option<Datum>]) -> Result<RoutedKey> {
     let schema = table.schema();
     if key.len() != schema.primary_keys.len() {
         return Err(Error::invalid("key", format!("{} values for primary key {:?}", key.len(), schema.primary_keys)));
     }
-    let Some(snap) = table.snapshot(snapshot)? else { return Ok(None) };
-    let layout = Arc::new(KeyValueLayout::new(schema)?);
     let value = |name: &str| -> Result<Option<Datum>> {
         let i = schema.primary_keys.iter().position(|k| k == name).ok_or_else(|| {
             Error::invalid("key", format!("column '{name}' is not part of the primary key; get needs it to route"))
@@ -677,7 +686,50 @@ pub fn get(table: &Table, key: &[Option<Datum>], snapshot: Option<i64>) -> Resul
     let bucket = bucket_of(&bucket_values, &bucket_types, schema.core_options().bucket()?.max(1))?;
     let trimmed: Vec<Option<Datum>> = layout.key_fields.iter().map(|k| value(&k.name)).collect::<Result<_>>()?;
     let key_types: Vec<DataType> = layout.key_fields.iter().map(|k| k.data_type).collect();
-    let want = BinaryRow::from_datums(&trimmed, &key_types)?.to_datums(&key_types)?;
+    // Through the binary row, so the key compares like the files' keys (types normalised as stored).
+    let key = BinaryRow::from_datums(&trimmed, &key_types)?.to_datums(&key_types)?;
+    Ok(RoutedKey { partition, bucket, key })
+}
+
+/// Merges every copy of one key (`runs`, one per file, each at its file's level) and returns the surviving
+/// row (value columns only), `None` when the key is deleted or absent.
+pub(crate) fn merge_copies(
+    table: &Table,
+    layout: &Arc<KeyValueLayout>,
+    runs: Vec<Run>,
+    run_levels: Vec<i32>,
+) -> Result<Option<RecordBatch>> {
+    if runs.is_empty() {
+        return Ok(None);
+    }
+    let merged = MergeIterator::new(layout.clone(), runs, MergeConfig::from_schema(table.schema())?, true, 16)?
+        .with_run_levels(run_levels);
+    let value_cols: Vec<usize> = (0..layout.value_fields.len()).map(|i| layout.value_index(i)).collect();
+    for b in merged {
+        let b = b?;
+        if b.num_rows() > 0 {
+            let b = b.project(&value_cols).map_err(|e| Error::invalid("get", e.to_string()))?;
+            return RecordBatch::try_new(layout.value_schema.clone(), b.columns().to_vec())
+                .map(|b| Some(b.slice(0, 1)))
+                .map_err(|e| Error::invalid("get", e.to_string()));
+        }
+    }
+    Ok(None)
+}
+
+/// Point lookup: the row whose primary key is `key` (values of every primary-key column, in the order of
+/// the table's primary key), as one-row batch of all columns; `None` when absent or deleted. Uses the
+/// same visibility as a scan (deletion-vector tables show compacted levels).
+///
+/// Each call reads the snapshot's metadata and only the pages of candidate files that can hold the key:
+/// right for a lookup now and then. For many lookups, [`TableQuery`](crate::query::TableQuery) keeps
+/// local lookup files and answers in microseconds once warm.
+pub fn get(table: &Table, key: &[Option<Datum>], snapshot: Option<i64>) -> Result<Option<RecordBatch>> {
+    let schema = table.schema();
+    let layout = Arc::new(KeyValueLayout::new(schema)?);
+    let RoutedKey { partition, bucket, key: want } = route_key(table, &layout, key)?;
+    let Some(snap) = table.snapshot(snapshot)? else { return Ok(None) };
+    let key_types: Vec<DataType> = layout.key_fields.iter().map(|k| k.data_type).collect();
     let rb = ReadBuilder::new(table);
     let raw = rb.raw_mode()?;
     let deletion_files = table.deletion_files(&snap)?;
@@ -751,17 +803,5 @@ pub fn get(table: &Table, key: &[Option<Datum>], snapshot: Option<i64>) -> Resul
         runs.push(Box::new(batches.into_iter()));
         run_levels.push(f.meta.level);
     }
-    let merged = MergeIterator::new(layout.clone(), runs, MergeConfig::from_schema(schema)?, true, 16)?
-        .with_run_levels(run_levels);
-    let value_cols: Vec<usize> = (0..layout.value_fields.len()).map(|i| layout.value_index(i)).collect();
-    for b in merged {
-        let b = b?;
-        if b.num_rows() > 0 {
-            let b = b.project(&value_cols).map_err(|e| Error::invalid("get", e.to_string()))?;
-            return RecordBatch::try_new(layout.value_schema.clone(), b.columns().to_vec())
-                .map(|b| Some(b.slice(0, 1)))
-                .map_err(|e| Error::invalid("get", e.to_string()));
-        }
-    }
-    Ok(None)
+    merge_copies(table, &layout, runs, run_levels)
 }

@@ -12,6 +12,7 @@ use strata_io::{Fault, FaultyFileIO, FileIO, LocalFileIO, OpKind};
 use strata_spec::{DataType, Datum, Error, Result, TableSchema};
 
 use crate::maintenance::{expire_snapshots, ExpireOptions};
+use crate::query::TableQuery;
 use crate::read::{get, ReadBuilder};
 use crate::table::Table;
 use crate::write::TableWriter;
@@ -327,6 +328,8 @@ struct Runner {
     path: String,
     table: Table,
     writer: Option<TableWriter>,
+    /// A point-query handle kept across gets (dropped when the table is reopened or altered).
+    query: Option<TableQuery>,
     model: Model,
     pending: Vec<(Key, Option<Values>)>,
     partitioned: bool,
@@ -367,6 +370,7 @@ impl Runner {
 
     fn reopen(&mut self) -> Result<()> {
         self.writer = None;
+        self.query = None;
         self.pending.clear();
         self.table = Table::open(Arc::new(self.faulty.clone()), &self.path)?;
         Ok(())
@@ -583,6 +587,7 @@ pub fn replay(
         path,
         table,
         writer: None,
+        query: None,
         model: Model::new(),
         pending: Vec::new(),
         partitioned: w.header.partitioned,
@@ -690,30 +695,37 @@ pub fn replay(
                 }
             }
             Op::Get { key } => {
-                let got = get(&r.table, &r.key(key), None)?;
-                let got = match got {
-                    None => None,
-                    Some(b) => {
-                        use arrow_array::Array;
-                        let v = b
-                            .column_by_name("v")
-                            .and_then(|c| c.as_any().downcast_ref::<arrow_array::Int64Array>().cloned());
-                        let s = b
-                            .column_by_name("s")
-                            .and_then(|c| c.as_any().downcast_ref::<arrow_array::StringArray>().cloned());
-                        match (v, s) {
-                            (Some(v), Some(s)) => {
-                                Some((v.is_valid(0).then(|| v.value(0)), s.is_valid(0).then(|| s.value(0).to_string())))
-                            }
-                            _ => return Ok(Err(div("get returned unexpected columns".into()))),
+                let values = |got: Option<arrow_array::RecordBatch>| -> std::result::Result<Option<Values>, String> {
+                    let Some(b) = got else { return Ok(None) };
+                    use arrow_array::Array;
+                    let v = b.column_by_name("v").and_then(|c| c.as_any().downcast_ref::<arrow_array::Int64Array>());
+                    let s = b.column_by_name("s").and_then(|c| c.as_any().downcast_ref::<arrow_array::StringArray>());
+                    match (v, s) {
+                        (Some(v), Some(s)) => {
+                            Ok(Some((v.is_valid(0).then(|| v.value(0)), s.is_valid(0).then(|| s.value(0).to_string()))))
                         }
+                        _ => Err("get returned unexpected columns".into()),
                     }
                 };
-                if got != r.model.get(&key_of(key)).cloned() {
-                    return Ok(Err(div(format!(
-                        "get {key:?} returned {got:?}, the model has {:?}",
-                        r.model.get(&key_of(key))
-                    ))));
+                let one_shot = values(get(&r.table, &r.key(key), None)?);
+                // The long-lived query, moved to the latest snapshot: it keeps local files across gets.
+                if r.query.is_none() {
+                    r.query = Some(TableQuery::new(&r.table)?);
+                }
+                let query = r.query.as_ref().ok_or_else(|| Error::invalid("replay", "no query"))?;
+                query.refresh()?;
+                let queried = values(query.get(&r.key(key))?);
+                for (how, got) in [("get", one_shot), ("TableQuery::get", queried)] {
+                    let got = match got {
+                        Ok(got) => got,
+                        Err(m) => return Ok(Err(div(m))),
+                    };
+                    if got != r.model.get(&key_of(key)).cloned() {
+                        return Ok(Err(div(format!(
+                            "{how} {key:?} returned {got:?}, the model has {:?}",
+                            r.model.get(&key_of(key))
+                        ))));
+                    }
                 }
             }
             Op::Expire { retain } => {
@@ -735,6 +747,7 @@ pub fn replay(
                 r.writer = None;
                 r.pending.clear();
                 r.table = r.table.alter_options(&set, &[], true)?;
+                r.query = None;
                 if let Err(d) = r.check(step) {
                     return Ok(Err(d));
                 }
