@@ -1,5 +1,5 @@
 //! Strata as an embedded key-value store: create a table with deletion vectors, put, delete, commit,
-//! get, and scan with a filter.
+//! get (one-off and through a long-lived `TableQuery`), and scan with a filter.
 //!
 //! `cargo run --example kv_store [WAREHOUSE]` (a temporary directory by default).
 
@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use strata::spec::{DataType, Datum, TableSchema};
-use strata::{get, Catalog, CmpOp, LocalFileIO, Predicate, ReadBuilder, TableWriter};
+use strata::{get, Catalog, CmpOp, LocalFileIO, Predicate, ReadBuilder, TableQuery, TableWriter};
 
 fn main() -> strata::Result<()> {
     let dir = tempfile::tempdir().map_err(|e| strata::Error::io("tempdir", e))?;
@@ -55,8 +55,20 @@ fn main() -> strata::Result<()> {
     let row = get(&table, &[Some(Datum::BigInt(20))], None)?;
     assert!(row.is_some(), "user 20 is there");
     assert!(get(&table, &[Some(Datum::BigInt(105))], None)?.is_none(), "user 105 was deleted");
+    // Many lookups: a query keeps local lookup files of the files it touched, and follows new commits
+    // when refreshed.
+    let query = TableQuery::new(&table)?;
+    for id in (0..1000i64).step_by(7) {
+        let found = query.get(&[Some(Datum::BigInt(id))])?.is_some();
+        assert_eq!(found, id % 100 != 5, "user {id}");
+    }
+    writer.delete(vec![Some(Datum::BigInt(20))])?;
+    writer.commit()?;
+    assert!(query.get(&[Some(Datum::BigInt(20))])?.is_some(), "the query still reads its snapshot");
+    query.refresh()?;
+    assert!(query.get(&[Some(Datum::BigInt(20))])?.is_none(), "refreshed, it sees the delete");
     let count = ReadBuilder::new(&table).count()?;
-    assert_eq!(count, 990);
+    assert_eq!(count, 989);
     let busy = ReadBuilder::new(&table)
         .with_filter(Predicate::cmp("visits", CmpOp::Gt, Datum::BigInt(500)))
         .with_projection(&["user_id", "visits"])

@@ -23,6 +23,9 @@
 //! writer.put(vec![Some(Datum::BigInt(1)), Some(Datum::String("ada".into()))])?;
 //! writer.commit()?;
 //! let row = strata::get(&table, &[Some(Datum::BigInt(1))], None)?;
+//! // Many lookups: a long-lived query answers from local lookup files once warm.
+//! let query = strata::TableQuery::new(&table)?;
+//! let same = query.get(&[Some(Datum::BigInt(1))])?;
 //! let all = ReadBuilder::new(&table).read()?;
 //! # Ok(()) }
 //! ```

@@ -135,8 +135,11 @@ fn a_table_query_equals_the_model_across_commits_and_keeps_its_snapshot() {
         }
         let s = query.stats();
         assert!(s.built > 0 && s.blocks_read > 0, "case {n}: {s:?}");
+        let (memory, disk) = query.cache_bytes();
         if n == 3 {
             assert!(s.evicted > 0, "case {n}: nothing was evicted under a 1-byte bound: {s:?}");
+        } else {
+            assert!(memory > 0 && disk > 0, "case {n}: local files take {memory} bytes in memory, {disk} on disk");
         }
         // A query pinned to the third snapshot, used only after more commits and a full compaction.
         let (old_id, old_model) = history[2].clone();

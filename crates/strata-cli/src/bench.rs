@@ -305,6 +305,8 @@ pub fn run(dir: &str, rows: usize, rounds: usize, buckets: u32, json_out: bool) 
             })
             .collect();
         let query_mem = peak_mib();
+        let (cache_memory, cache_disk) = query.cache_bytes();
+        let (cache_memory, cache_disk) = (cache_memory as f64 / (1 << 20) as f64, cache_disk as f64 / (1 << 20) as f64);
         drop(query);
         qlat.sort_by(|a, b| a.total_cmp(b));
         let (q50, q99) = (qlat[qlat.len() / 2], qlat[qlat.len() * 99 / 100]);
@@ -316,9 +318,10 @@ pub fn run(dir: &str, rows: usize, rounds: usize, buckets: u32, json_out: bool) 
             "filteredRows": filtered, "filteredSeconds": filter_secs, "countStar": count, "countSeconds": count_secs,
             "getP50Ms": p50, "getP99Ms": p99, "peakMiBWrite": write_mem, "peakMiBScan": scan_mem,
             "queryWarmSeconds": warm_secs, "queryP50Us": q50, "queryP99Us": q99, "peakMiBQuery": query_mem,
+            "queryCacheMiBMemory": cache_memory, "queryCacheMiBDisk": cache_disk,
         });
         lines.push(format!(
-            "{name:>4}: write {written} rows in {write_secs:.2}s ({:.0} rows/s, compaction included), {:.1} MiB written, {files} files, {runs:.1} sorted runs/bucket; full scan {scan_rows} rows {:.0} rows/s; filtered {filtered} rows {filter_secs:.3}s; COUNT(*) {count} in {count_secs:.4}s; get p50 {p50:.2} ms p99 {p99:.2} ms; TableQuery warm-up {warm_secs:.2}s, p50 {q50:.1} us p99 {q99:.1} us; peak MiB write {write_mem:.0} scan {scan_mem:.0} query {query_mem:.0}",
+            "{name:>4}: write {written} rows in {write_secs:.2}s ({:.0} rows/s, compaction included), {:.1} MiB written, {files} files, {runs:.1} sorted runs/bucket; full scan {scan_rows} rows {:.0} rows/s; filtered {filtered} rows {filter_secs:.3}s; COUNT(*) {count} in {count_secs:.4}s; get p50 {p50:.2} ms p99 {p99:.2} ms; TableQuery warm-up {warm_secs:.2}s, p50 {q50:.1} us p99 {q99:.1} us, local files {cache_memory:.0} MiB in memory {cache_disk:.0} MiB on disk; peak MiB write {write_mem:.0} scan {scan_mem:.0} query {query_mem:.0}",
             written as f64 / write_secs,
             bytes as f64 / (1 << 20) as f64,
             scan_rows as f64 / scan_secs,

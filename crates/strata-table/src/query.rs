@@ -175,6 +175,12 @@ impl TableQuery {
         self.state.lock().stats
     }
 
+    /// Bytes the local lookup files take: in memory (keys, bloom filters, block offsets) and on local disk.
+    pub fn cache_bytes(&self) -> (u64, u64) {
+        let st = self.state.lock();
+        (st.memory, st.disk)
+    }
+
     /// Moves the query to the table's latest snapshot; its id. Local files of data files still in the
     /// table are kept.
     pub fn refresh(&self) -> Result<Option<i64>> {
