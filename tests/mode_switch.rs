@@ -100,4 +100,16 @@ fn switching_deletion_vectors_needs_a_full_compaction_and_then_stays_exact() {
     let (code, _, err) = common::strata(&["get", p, "three"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("three"), "{err}");
+    // Many keys go through a TableQuery (local lookup files); the rows are the same, in key order given.
+    let keys: Vec<i64> = (0..120).map(|i| (i * 37) % 700).collect();
+    let mut args = vec!["get".to_string(), p.to_string()];
+    args.extend(keys.iter().map(|k| k.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, out, err) = common::strata(&args);
+    assert_eq!(code, 0, "{err}");
+    let got: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let want: Vec<Value> =
+        keys.iter().filter_map(|k| model.get(k).map(|v| serde_json::json!({"id": k, "v": v}))).collect();
+    assert!(want.len() > 32, "too few keys present to take the bulk path");
+    assert_eq!(got, want);
 }

@@ -16,6 +16,9 @@ use strata_table::commit::now_millis;
 use strata_table::inspect::inspect;
 use strata_table::Table;
 
+/// From this many keys on, `strata get` answers through a `TableQuery` (local lookup files).
+const BULK_GET_KEYS: usize = 32;
+
 #[derive(Parser, Debug)]
 #[command(name = "strata", version, about = "Strata: a primary-key table store on Apache Paimon's format")]
 struct Cli {
@@ -393,12 +396,24 @@ fn run(cli: Cli) -> Result<(), Error> {
         }
         Command::Get { table_dir, keys, snapshot, format } => {
             let table = Table::open(io(), &absolute(&table_dir))?;
+            let keys = keys.iter().map(|k| parse_key(&table, k)).collect::<strata_spec::Result<Vec<_>>>()?;
+            // A few keys: one-off lookups read only the pages they need. Many: a query reads each file it
+            // touches once into a local lookup file, then answers each key from local disk.
+            let query = if keys.len() >= BULK_GET_KEYS {
+                Some(match snapshot {
+                    Some(id) => strata_table::query::TableQuery::at_snapshot(&table, id)?,
+                    None => strata_table::query::TableQuery::new(&table)?,
+                })
+            } else {
+                None
+            };
             let mut rows = Vec::new();
-            for k in &keys {
-                let key = parse_key(&table, k)?;
-                if let Some(b) = strata_table::read::get(&table, &key, snapshot)? {
-                    rows.push(b);
-                }
+            for key in &keys {
+                let row = match &query {
+                    Some(q) => q.get(key)?,
+                    None => strata_table::read::get(&table, key, snapshot)?,
+                };
+                rows.extend(row);
             }
             print_batches(&rows, format)?;
         }
