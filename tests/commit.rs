@@ -252,8 +252,9 @@ fn empty_commits_make_no_snapshot_and_only_reads_are_counted_as_reads() {
 
 /// Folding a bucket's later message into an earlier one (`CommitMessage::absorb`) commits what committing
 /// both in order commits: a file added and compacted away cancels out (and is reported for removal), an
-/// upgraded file stays under its new level, and a newer index file replaces the earlier one while the
-/// expected base index stays the earlier message's.
+/// upgraded file stays under its new level, a committed file upgraded and then compacted is not reported
+/// (the snapshot still holds it), and a newer index file replaces the earlier one while the expected base
+/// index stays the earlier message's.
 #[test]
 fn an_absorbed_message_commits_what_the_two_messages_commit_in_order() {
     use strata::spec::IndexFileMeta;
@@ -308,6 +309,29 @@ fn an_absorbed_message_commits_what_the_two_messages_commit_in_order() {
             ("data-z.parquet".to_string(), 2)
         ])
     );
+
+    // A committed file moved up a level (an upgrade) in the carried message, then compacted away by the
+    // later one: the snapshot still holds it at its old level, so it must stay on disk.
+    let dir2 = tempfile::tempdir().unwrap();
+    let in_order = create_table(local(), dir2.path().join("a").to_str().unwrap(), 1, &[]);
+    let folded = create_table(local(), dir2.path().join("b").to_str().unwrap(), 1, &[]);
+    let c0 = file("data-c.parquet", 0, 0, 5, 6);
+    let c3 = file("data-c.parquet", 3, 0, 5, 6);
+    let d3 = file("data-d.parquet", 3, 0, 9, 8);
+    let e0 = file("data-e.parquet", 0, 6, 9, 2);
+    for t in [&in_order, &folded] {
+        t.new_commit("w").unwrap().commit(&append(1, 0, 1, vec![c0.clone()])).unwrap();
+    }
+    let upgrade = msg(vec![e0.clone()], vec![c0.clone()], vec![c3.clone()]);
+    let rewrite = msg(vec![], vec![c3, e0], vec![d3]);
+    commit(&in_order, 2, upgrade.clone()).unwrap();
+    commit(&in_order, 3, rewrite.clone()).unwrap();
+    let mut one = upgrade;
+    let dropped = one.absorb(rewrite);
+    assert_eq!(dropped.data_files, vec!["data-e.parquet".to_string()], "only the never-committed file goes");
+    commit(&folded, 2, one).unwrap();
+    assert_eq!(live(&folded), live(&in_order));
+    assert_eq!(live(&folded), BTreeSet::from([("data-d.parquet".to_string(), 3)]));
 
     // Deletion-vector index files: the newer replaces the earlier; the base stays the first message's.
     let index = |name: &str| IndexFileMeta {

@@ -160,6 +160,58 @@ fn a_table_query_equals_the_model_across_commits_and_keeps_its_snapshot() {
     }
 }
 
+/// One query shared by four threads, with cache bounds so small that local files are evicted and rebuilt
+/// while other threads use them, answers every lookup like the model; a fifth thread refreshing it as new
+/// snapshots land only ever moves it forward.
+#[test]
+fn a_table_query_shared_by_threads_answers_like_the_model() {
+    use strata::TableQuery;
+    let dir = tempfile::tempdir().unwrap();
+    for (dv, bound) in [(true, "64 kb"), (false, "1 b")] {
+        let t = table(dir.path(), &format!("shared-{dv}"), dv, &[("lookup.cache-max-memory-size", bound)]);
+        let mut model = Model::new();
+        workload(&t, 70, 6, &mut model);
+        let query = TableQuery::new(&t).unwrap();
+        let pinned = query.snapshot_id();
+        std::thread::scope(|s| {
+            for thread in 0..4u64 {
+                let (query, model) = (&query, &model);
+                s.spawn(move || {
+                    let mut rng = StdRng::seed_from_u64(thread);
+                    for _ in 0..150 {
+                        let id = rng.random_range(0..1100);
+                        let got = query.get(&[Some(Datum::BigInt(id))]).unwrap();
+                        let got = got.map(|b| rows(&[b]).remove(&id).unwrap());
+                        assert_eq!(got, model.get(&id).cloned(), "dv {dv} thread {thread} key {id}");
+                    }
+                });
+            }
+        });
+        let s = query.stats();
+        assert!(s.built > 0, "{s:?}");
+        // Commits land while one thread refreshes and another reads: the snapshot never moves back.
+        let mut later = model.clone();
+        std::thread::scope(|s| {
+            let query = &query;
+            let refresher = s.spawn(move || {
+                let mut seen = pinned;
+                for _ in 0..40 {
+                    let now = query.refresh().unwrap();
+                    assert!(now >= seen, "refresh moved back from {seen:?} to {now:?}");
+                    seen = now;
+                }
+            });
+            workload(&t, 71, 3, &mut later);
+            refresher.join().unwrap();
+        });
+        query.refresh().unwrap();
+        for id in 0..1000 {
+            let got = query.get(&[Some(Datum::BigInt(id))]).unwrap().map(|b| rows(&[b]).remove(&id).unwrap());
+            assert_eq!(got, later.get(&id).cloned(), "dv {dv}: after the refresh, key {id}");
+        }
+    }
+}
+
 #[test]
 fn read_builder_projects_filters_limits_and_counts() {
     let dir = tempfile::tempdir().unwrap();

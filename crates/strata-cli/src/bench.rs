@@ -296,14 +296,13 @@ pub fn run(dir: &str, rows: usize, rounds: usize, buckets: u32, json_out: bool) 
             query.get(&[Some(Datum::BigInt(rng.random_range(0..rows as i64)))])?;
         }
         let warm_secs = started.elapsed().as_secs_f64();
-        let mut qlat: Vec<f64> = (0..20_000)
-            .map(|_| {
-                let k = rng.random_range(0..rows as i64);
-                let t = Instant::now();
-                let _ = query.get(&[Some(Datum::BigInt(k))]);
-                t.elapsed().as_secs_f64() * 1e6
-            })
-            .collect();
+        let mut qlat: Vec<f64> = Vec::with_capacity(20_000);
+        for _ in 0..20_000 {
+            let k = rng.random_range(0..rows as i64);
+            let t = Instant::now();
+            query.get(&[Some(Datum::BigInt(k))])?;
+            qlat.push(t.elapsed().as_secs_f64() * 1e6);
+        }
         let query_mem = peak_mib();
         let (cache_memory, cache_disk) = query.cache_bytes();
         let (cache_memory, cache_disk) = (cache_memory as f64 / (1 << 20) as f64, cache_disk as f64 / (1 << 20) as f64);

@@ -16,8 +16,23 @@ use strata_table::commit::now_millis;
 use strata_table::inspect::inspect;
 use strata_table::Table;
 
-/// From this many keys on, `strata get` answers through a `TableQuery` (local lookup files).
-const BULK_GET_KEYS: usize = 32;
+/// Whether `strata get` should answer `keys` lookups through a `TableQuery`. A one-off lookup reads about
+/// one page (Paimon's default: 1 MiB) of every column of a candidate file; a query reads each file it
+/// touches whole, once, then answers from local disk. The query pays off once the keys' one-off reads add
+/// up to the whole table (counting one candidate file per key, which favours one-off lookups).
+fn bulk_get_pays_off(table: &Table, snapshot: Option<i64>, keys: usize) -> strata_spec::Result<bool> {
+    if keys < 2 {
+        return Ok(false);
+    }
+    let Some(snap) = table.snapshot(snapshot)? else { return Ok(false) };
+    let files = table.live_files_shared(&snap)?;
+    let total: u64 = files.iter().map(|e| e.file.file_size.max(0) as u64).sum();
+    let average = total / files.len().max(1) as u64;
+    // Key, sequence and kind columns besides the values.
+    let columns = table.schema().fields.len() as u64 + 3;
+    let per_key = average.min(columns << 20);
+    Ok((keys as u64).saturating_mul(per_key) >= total)
+}
 
 #[derive(Parser, Debug)]
 #[command(name = "strata", version, about = "Strata: a primary-key table store on Apache Paimon's format")]
@@ -397,9 +412,7 @@ fn run(cli: Cli) -> Result<(), Error> {
         Command::Get { table_dir, keys, snapshot, format } => {
             let table = Table::open(io(), &absolute(&table_dir))?;
             let keys = keys.iter().map(|k| parse_key(&table, k)).collect::<strata_spec::Result<Vec<_>>>()?;
-            // A few keys: one-off lookups read only the pages they need. Many: a query reads each file it
-            // touches once into a local lookup file, then answers each key from local disk.
-            let query = if keys.len() >= BULK_GET_KEYS {
+            let query = if bulk_get_pays_off(&table, snapshot, keys.len())? {
                 Some(match snapshot {
                     Some(id) => strata_table::query::TableQuery::at_snapshot(&table, id)?,
                     None => strata_table::query::TableQuery::new(&table)?,

@@ -79,7 +79,9 @@ impl FaultyFileIO {
 
     /// Stops injecting.
     pub fn disarm(&self) {
-        self.plan.lock().fail_at = None;
+        let mut plan = self.plan.lock();
+        plan.fail_at = None;
+        plan.path_contains = None;
     }
 
     /// Operations counted since the last [`FaultyFileIO::fail_at`] (of the kind it watches).

@@ -617,6 +617,13 @@ impl MergeTreeWriter {
                         tracing::warn!(file = f.file_name, error = %e, "cannot delete a file compacted away before its commit");
                     }
                 }
+            } else if let Some(i) =
+                self.increment.compact_after.iter().position(|x| x.file_name == f.file_name && x.level == f.level)
+            {
+                // A committed file this cycle moved up a level (an upgrade), compacted again: its delete at the
+                // old level is already in `compact_before` and the move disappears. The file stays on disk: the
+                // last snapshot holds it (Paimon's `MergeTreeWriter.updateCompactResult` does the same).
+                self.increment.compact_after.remove(i);
             } else {
                 self.increment.compact_before.push(f);
             }
@@ -1124,5 +1131,87 @@ impl Drop for MergeTreeWriter {
                 discard_outputs(&self.io, &self.bucket_dir, &applied);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strata_io::MemoryFileIO;
+    use strata_spec::{BinaryRow, Datum, SimpleStats};
+
+    fn meta(name: &str, level: i32, min: i64, max: i64) -> DataFileMeta {
+        let key = |k: i64| BinaryRow::from_datums(&[Some(Datum::BigInt(k))], &[DataType::bigint()]).unwrap();
+        DataFileMeta {
+            file_name: name.to_string(),
+            file_size: 100,
+            row_count: 10,
+            min_key: key(min),
+            max_key: key(max),
+            key_stats: SimpleStats::empty(),
+            value_stats: SimpleStats::empty(),
+            min_sequence_number: 0,
+            max_sequence_number: 9,
+            schema_id: 0,
+            level,
+            extra_files: vec![],
+            creation_time: None,
+            delete_row_count: Some(0),
+            embedded_index: None,
+            file_source: None,
+            value_stats_cols: None,
+            external_path: None,
+            first_row_id: None,
+            write_cols: None,
+            write_cols_sequences: None,
+        }
+    }
+
+    /// Within one commit cycle, a committed file moved up a level and then compacted with another file
+    /// leaves one delete (at its committed level) and the compaction's output; it is not deleted from disk,
+    /// since the last snapshot holds it. A file flushed in the cycle and compacted away leaves nothing and is
+    /// deleted.
+    #[test]
+    fn a_committed_file_upgraded_then_compacted_in_one_cycle_is_deleted_once_at_its_committed_level() {
+        let schema = TableSchema::new(
+            vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint())],
+            vec![],
+            vec!["id".into()],
+            Default::default(),
+            0,
+        )
+        .unwrap();
+        let io: Arc<dyn FileIO> = Arc::new(MemoryFileIO::new());
+        for f in ["c.parquet", "e.parquet"] {
+            io.write(&join("/t/bucket-0", f), b"data").unwrap();
+        }
+        let c0 = meta("c.parquet", 0, 0, 5);
+        let mut w = MergeTreeWriter::new(
+            io.clone(),
+            &schema,
+            0,
+            "/t/bucket-0".into(),
+            "/t/index".into(),
+            vec![c0.clone()],
+            None,
+        )
+        .unwrap();
+        // A flush in this cycle.
+        let e0 = meta("e.parquet", 0, 6, 9);
+        w.uncommitted.push(e0.file_name.clone());
+        w.levels.update(&[], vec![e0.clone()]).unwrap();
+        w.increment.new_files.push(e0.clone());
+        // Upgrade c to level 3, then compact c@3 and e@0 into d@3.
+        let c3 = meta("c.parquet", 3, 0, 5);
+        w.apply(vec![c0.clone()], vec![c3.clone()], true).unwrap();
+        let d3 = meta("d.parquet", 3, 0, 9);
+        w.uncommitted.push(d3.file_name.clone());
+        w.apply(vec![c3, e0], vec![d3.clone()], false).unwrap();
+        let names = |v: &[DataFileMeta]| v.iter().map(|f| (f.file_name.clone(), f.level)).collect::<Vec<_>>();
+        assert_eq!(names(&w.increment.compact_before), names(&[c0]));
+        assert_eq!(names(&w.increment.compact_after), names(&[d3]));
+        assert!(w.increment.new_files.is_empty());
+        assert!(io.exists("/t/bucket-0/c.parquet").unwrap(), "the committed file was deleted");
+        assert!(!io.exists("/t/bucket-0/e.parquet").unwrap(), "the never-committed file was left behind");
     }
 }

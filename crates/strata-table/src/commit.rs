@@ -84,20 +84,25 @@ impl CommitMessage {
         let mut dropped = AbsorbedFiles::default();
         let same = |a: &DataFileMeta, b: &DataFileMeta| a.file_name == b.file_name && a.level == b.level;
         for f in later.compact_before {
-            let added_here = self.new_files.iter().position(|x| same(x, &f)).map(|i| self.new_files.remove(i));
-            let added_here = added_here
-                .or_else(|| self.compact_after.iter().position(|x| same(x, &f)).map(|i| self.compact_after.remove(i)));
-            match added_here {
-                Some(f) => dropped.data_files.push(f.file_name),
-                None => self.compact_before.push(f),
+            if let Some(i) = self.new_files.iter().position(|x| same(x, &f)) {
+                dropped.data_files.push(self.new_files.remove(i).file_name);
+            } else if let Some(i) = self.compact_after.iter().position(|x| same(x, &f)) {
+                let moved = self.compact_after.remove(i);
+                // A compaction output is this writer's own; a committed file moved up a level (an upgrade:
+                // its old level is in `compact_before`) is still in the snapshot and stays on disk.
+                if !self.compact_before.iter().any(|x| x.file_name == moved.file_name) {
+                    dropped.data_files.push(moved.file_name);
+                }
+            } else {
+                self.compact_before.push(f);
             }
         }
         self.new_files.extend(later.new_files);
         self.compact_after.extend(later.compact_after);
-        // An upgrade keeps the file under a new level: it is still referenced.
-        dropped
-            .data_files
-            .retain(|name| !self.new_files.iter().chain(&self.compact_after).any(|x| &x.file_name == name));
+        // An upgrade keeps the file under a new level: while anything names it, it stays.
+        dropped.data_files.retain(|name| {
+            !self.new_files.iter().chain(&self.compact_after).chain(&self.compact_before).any(|x| &x.file_name == name)
+        });
         for f in later.new_index_files {
             let replaced: Vec<IndexFileMeta> =
                 self.new_index_files.iter().filter(|x| x.index_type == f.index_type).cloned().collect();

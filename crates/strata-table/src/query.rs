@@ -16,11 +16,17 @@
 //! Memory (keys and bloom filters) is bounded by `lookup.cache-max-memory-size` and local disk by
 //! `lookup.cache-max-disk-size`; past either, the least recently used files are dropped and rebuilt when
 //! needed again.
+//!
+//! A query is shared across threads. Local files are built outside its lock, so lookups answered from built
+//! files never wait for another thread's build. `refresh` only moves forward, and a snapshot with a newer
+//! schema reopens the table (visibility and layout follow the schema). A query whose snapshot expiration
+//! has removed fails with a not-found error for files it had not built yet: refresh it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::BufReader;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use arrow_array::{Array, BinaryArray, RecordBatch};
@@ -43,7 +49,11 @@ use crate::table::{DeletionFile, Table};
 /// Rows per block of a local lookup file: a lookup decodes one block.
 const BLOCK_ROWS: usize = 256;
 
+/// Each (serialized partition, bucket)'s candidate files.
+type BucketFiles = HashMap<(Vec<u8>, i32), Vec<Candidate>>;
+
 /// A data file that may hold a key, with its key range in arrow-row bytes.
+#[derive(Clone)]
 struct Candidate {
     path: String,
     meta: DataFileMeta,
@@ -65,7 +75,7 @@ pub struct QueryStats {
     pub blocks_read: u64,
 }
 
-/// One data file's local lookup file.
+/// One data file's local lookup file; dropping it removes the file.
 struct LocalFile {
     keys: BinaryArray,
     bloom: Option<Bloom>,
@@ -84,31 +94,272 @@ impl LocalFile {
     }
 }
 
-/// The state behind the lock: the snapshot's candidates per bucket, loaded deletion vectors and the local
-/// files.
-struct State {
-    snapshot: Option<Snapshot>,
-    buckets: HashMap<(Vec<u8>, i32), Vec<Candidate>>,
-    vectors: HashMap<(String, i32), Arc<dyn DeletionVector>>,
-    files: HashMap<String, LocalFile>,
-    dir: Option<tempfile::TempDir>,
-    memory: u64,
-    disk: u64,
-    clock: u64,
-    stats: QueryStats,
+impl Drop for LocalFile {
+    fn drop(&mut self) {
+        // Local scratch: a failed removal leaves a file in the query's directory, removed with it.
+        let _ = std::fs::remove_file(&self.path);
+    }
 }
 
-/// Point lookups against one snapshot of a table, through local lookup files built on first use (Paimon's
-/// `LocalTableQuery`). Shareable across threads; lookups take turns.
-pub struct TableQuery {
+/// How the query reads the table: fixed for one schema.
+struct View {
     table: Table,
+    /// The schema id the view was opened for.
+    schema_id: i64,
     layout: Arc<KeyValueLayout>,
     converter: RowConverter,
     key_types: Vec<DataType>,
     /// Deletion-vector (or first-row) tables read levels >= 1 only, as a scan does.
     raw: bool,
     cache: LookupCacheOptions,
+}
+
+impl View {
+    fn new(table: Table) -> Result<Self> {
+        let schema = table.schema();
+        let layout = Arc::new(KeyValueLayout::new(schema)?);
+        let fields: Vec<SortField> = layout.key_fields.iter().map(|f| SortField::new(to_arrow(&f.data_type))).collect();
+        let converter = RowConverter::new(fields).map_err(|e| Error::invalid("key columns", e.to_string()))?;
+        let o = schema.core_options();
+        let raw = crate::read::ReadBuilder::new(&table).is_raw_mode()?;
+        let cache = LookupCacheOptions {
+            max_memory: o.lookup_cache_max_memory_size()?,
+            max_disk: o.lookup_cache_max_disk_size()?,
+            bloom_fpp: o.lookup_bloom_filter_fpp()?,
+        };
+        Ok(View {
+            schema_id: schema.id,
+            key_types: layout.key_fields.iter().map(|f| f.data_type).collect(),
+            layout,
+            converter,
+            raw,
+            cache,
+            table,
+        })
+    }
+
+    fn key_bytes(&self, key: &[Option<Datum>]) -> Result<Vec<u8>> {
+        let cols = self
+            .key_types
+            .iter()
+            .zip(key)
+            .map(|(t, v)| array_of(t, std::slice::from_ref(v)))
+            .collect::<Result<Vec<_>>>()?;
+        let rows = self.converter.convert_columns(&cols).map_err(|e| Error::invalid("key", e.to_string()))?;
+        Ok(rows.row(0).as_ref().to_vec())
+    }
+
+    fn row_bytes(&self, row: &BinaryRow) -> Result<Vec<u8>> {
+        self.key_bytes(&row.to_datums(&self.key_types)?)
+    }
+
+    /// Each bucket's candidate files in `snapshot`.
+    fn candidates(&self, snapshot: &Snapshot) -> Result<BucketFiles> {
+        let mut buckets: BucketFiles = HashMap::new();
+        let mut deletion_files = self.table.deletion_files(snapshot)?;
+        for e in self.table.live_files_shared(snapshot)?.iter() {
+            if self.raw && e.file.level == 0 {
+                continue;
+            }
+            let deletion_files_key = (e.partition.clone(), e.bucket, e.file.file_name.clone());
+            buckets.entry((e.partition.serialize(), e.bucket)).or_default().push(Candidate {
+                path: data_file_path(&self.table, e)?,
+                min: self.row_bytes(&e.file.min_key)?,
+                max: self.row_bytes(&e.file.max_key)?,
+                meta: e.file.clone(),
+                deletion_file: deletion_files.remove(&deletion_files_key),
+            });
+        }
+        Ok(buckets)
+    }
+
+    /// Reads a data file whole into the local lookup file `local`.
+    fn build(&self, local: PathBuf, path: &str, meta: &DataFileMeta) -> Result<LocalFile> {
+        let _span = tracing::debug_span!("query_build_lookup_file", file = meta.file_name).entered();
+        let shown = local.display().to_string();
+        let err = |e: arrow_schema::ArrowError| Error::invalid(format!("lookup file {shown}"), e.to_string());
+        let file = DataFileRef { path: path.to_string(), meta: meta.clone(), dv: None };
+        let batches = open_data_file(self.table.io().as_ref(), &file, file_columns(&self.layout), false, BLOCK_ROWS)?;
+        let out = File::create(&local).map_err(|e| Error::io(&shown, e))?;
+        // From here on the file is removed again if anything fails (the drop of `LocalFile`).
+        let mut built = LocalFile {
+            keys: BinaryArray::from_iter_values(std::iter::empty::<&[u8]>()),
+            bloom: None,
+            path: local.clone(),
+            block_starts: vec![0],
+            disk_bytes: 0,
+            last_used: 0,
+        };
+        let mut w = FileWriter::try_new(std::io::BufWriter::new(out), &self.layout.file_schema).map_err(err)?;
+        let mut keys: Vec<BinaryArray> = Vec::new();
+        for b in batches {
+            let b = b?;
+            let b = RecordBatch::try_new(self.layout.file_schema.clone(), b.columns().to_vec()).map_err(err)?;
+            let mut offset = 0;
+            while offset < b.num_rows() {
+                let block = b.slice(offset, BLOCK_ROWS.min(b.num_rows() - offset));
+                offset += block.num_rows();
+                let rows = self
+                    .converter
+                    .convert_columns(&block.columns()[..self.layout.key_arity()])
+                    .map_err(|e| Error::corrupt(format!("{}: {e}", meta.file_name)))?;
+                keys.push(rows.try_into_binary().map_err(|e| Error::corrupt(format!("{}: {e}", meta.file_name)))?);
+                w.write(&block).map_err(err)?;
+                let last = built.block_starts.last().copied().unwrap_or(0);
+                built.block_starts.push(last + block.num_rows() as u64);
+            }
+        }
+        w.finish().map_err(err)?;
+        drop(w);
+        if !keys.is_empty() {
+            let refs: Vec<&dyn Array> = keys.iter().map(|k| k as &dyn Array).collect();
+            let all = arrow_select::concat::concat(&refs).map_err(|e| Error::corrupt(e.to_string()))?;
+            built.keys = all
+                .as_any()
+                .downcast_ref::<BinaryArray>()
+                .ok_or_else(|| Error::corrupt("lookup keys are not binary"))?
+                .clone();
+        }
+        built.disk_bytes = std::fs::metadata(&local).map_err(|e| Error::io(&shown, e))?.len();
+        built.bloom = self.cache.bloom_fpp.map(|p| Bloom::new(&built.keys, p));
+        Ok(built)
+    }
+}
+
+/// The state behind the lock: the view, the snapshot's candidates per bucket, loaded deletion vectors and
+/// the local files.
+struct State {
+    view: Arc<View>,
+    snapshot: Option<Snapshot>,
+    buckets: BucketFiles,
+    vectors: HashMap<(String, i32), Arc<dyn DeletionVector>>,
+    files: HashMap<String, LocalFile>,
+    memory: u64,
+    disk: u64,
+    clock: u64,
+    stats: QueryStats,
+}
+
+impl State {
+    fn forget(&mut self, path: &str) {
+        if let Some(f) = self.files.remove(path) {
+            self.memory = self.memory.saturating_sub(f.memory_size());
+            self.disk = self.disk.saturating_sub(f.disk_bytes);
+        }
+    }
+
+    fn insert(&mut self, path: String, mut f: LocalFile) {
+        if self.files.contains_key(&path) {
+            // Another lookup built it meanwhile: ours goes (its drop removes the local file).
+            return;
+        }
+        self.clock += 1;
+        f.last_used = self.clock;
+        self.memory += f.memory_size();
+        self.disk += f.disk_bytes;
+        self.files.insert(path, f);
+        self.stats.built += 1;
+    }
+
+    /// Drops least recently used local files (never those in `keep`) until memory and disk fit their bounds.
+    fn evict(&mut self, keep: &HashSet<String>) {
+        let (max_memory, max_disk) = (self.view.cache.max_memory, self.view.cache.max_disk);
+        while self.memory > max_memory || self.disk > max_disk {
+            let victim = self
+                .files
+                .iter()
+                .filter(|(p, _)| !keep.contains(p.as_str()))
+                .min_by_key(|(_, f)| f.last_used)
+                .map(|(p, _)| p.clone());
+            let Some(victim) = victim else { break };
+            self.forget(&victim);
+            self.stats.evicted += 1;
+        }
+    }
+
+    /// Points the state at `snapshot`: its candidate files per bucket; local files of files that left go.
+    fn load(&mut self, snapshot: Option<Snapshot>) -> Result<()> {
+        let _span = tracing::debug_span!("query_load_snapshot", id = snapshot.as_ref().map(|s| s.id)).entered();
+        let buckets = match &snapshot {
+            Some(s) => self.view.candidates(s)?,
+            None => HashMap::new(),
+        };
+        let live: HashSet<&str> = buckets.values().flatten().map(|c| c.path.as_str()).collect();
+        let gone: Vec<String> = self.files.keys().filter(|p| !live.contains(p.as_str())).cloned().collect();
+        for path in gone {
+            self.forget(&path);
+        }
+        // Vectors are keyed by where they are stored: one that did not change is reused.
+        let wanted: HashSet<(String, i32)> = buckets
+            .values()
+            .flatten()
+            .filter_map(|c| c.deletion_file.as_ref().map(|d| (d.path.clone(), d.meta.offset)))
+            .collect();
+        self.vectors.retain(|k, _| wanted.contains(k));
+        self.buckets = buckets;
+        self.snapshot = snapshot;
+        Ok(())
+    }
+
+    /// The rows of `key` in the local file of `path` (file layout), minus those `dv` deletes; `Err(None)`
+    /// when there is no usable local file (never built, evicted, or damaged: then it is dropped).
+    fn copies_in_file(
+        &mut self,
+        path: &str,
+        key: &[u8],
+        dv: Option<&dyn DeletionVector>,
+    ) -> std::result::Result<Option<RecordBatch>, Option<Error>> {
+        self.clock += 1;
+        let now = self.clock;
+        let schema = self.view.layout.file_schema.clone();
+        let Some(f) = self.files.get_mut(path) else { return Err(None) };
+        f.last_used = now;
+        if f.bloom.as_ref().is_some_and(|b| !b.may_contain(key)) {
+            self.stats.bloom_skips += 1;
+            return Ok(None);
+        }
+        // Keys are sorted like the file: the key's copies are one stretch of positions.
+        let (mut first, mut upper) = (0usize, f.keys.len());
+        while first < upper {
+            let mid = (first + upper) / 2;
+            if f.keys.value(mid) < key {
+                first = mid + 1;
+            } else {
+                upper = mid;
+            }
+        }
+        let mut end = first;
+        while end < f.keys.len() && f.keys.value(end) == key {
+            end += 1;
+        }
+        let positions: Vec<u64> =
+            (first as u64..end as u64).filter(|&p| !dv.is_some_and(|d| d.is_deleted(p))).collect();
+        if positions.is_empty() {
+            return Ok(None);
+        }
+        match read_rows(&f.path, &f.block_starts, &positions, &schema) {
+            Ok((rows, blocks)) => {
+                self.stats.blocks_read += blocks;
+                Ok(Some(rows))
+            }
+            Err(e) => {
+                tracing::warn!(file = path, error = %e, "local lookup file unreadable; rebuilding it");
+                self.forget(path);
+                Err(Some(e))
+            }
+        }
+    }
+}
+
+/// Point lookups against one snapshot of a table, through local lookup files built on first use (Paimon's
+/// `LocalTableQuery`). Shared across threads: lookups of different threads run side by side except for the
+/// short steps that touch the shared state.
+pub struct TableQuery {
     state: Mutex<State>,
+    /// Where the local files are; removed with the query.
+    dir: tempfile::TempDir,
+    /// Names local files apart (two lookups may build the same data file at once).
+    next_local: AtomicU64,
 }
 
 impl TableQuery {
@@ -123,36 +374,6 @@ impl TableQuery {
     }
 
     fn open(table: &Table, id: Option<i64>) -> Result<Self> {
-        let schema = table.schema();
-        let layout = Arc::new(KeyValueLayout::new(schema)?);
-        let fields: Vec<SortField> = layout.key_fields.iter().map(|f| SortField::new(to_arrow(&f.data_type))).collect();
-        let converter = RowConverter::new(fields).map_err(|e| Error::invalid("key columns", e.to_string()))?;
-        let o = schema.core_options();
-        let raw = crate::read::ReadBuilder::new(table).is_raw_mode()?;
-        let cache = LookupCacheOptions {
-            max_memory: o.lookup_cache_max_memory_size()?,
-            max_disk: o.lookup_cache_max_disk_size()?,
-            bloom_fpp: o.lookup_bloom_filter_fpp()?,
-        };
-        let q = TableQuery {
-            table: table.clone(),
-            key_types: layout.key_fields.iter().map(|f| f.data_type).collect(),
-            layout,
-            converter,
-            raw,
-            cache,
-            state: Mutex::new(State {
-                snapshot: None,
-                buckets: HashMap::new(),
-                vectors: HashMap::new(),
-                files: HashMap::new(),
-                dir: None,
-                memory: 0,
-                disk: 0,
-                clock: 0,
-                stats: QueryStats::default(),
-            }),
-        };
         let snapshot = match id {
             Some(id) => Some(
                 table
@@ -161,8 +382,23 @@ impl TableQuery {
             ),
             None => table.snapshot(None)?,
         };
-        q.load(&mut q.state.lock(), snapshot)?;
-        Ok(q)
+        let dir = tempfile::Builder::new()
+            .prefix("strata-query-")
+            .tempdir()
+            .map_err(|e| Error::io(std::env::temp_dir().display().to_string(), e))?;
+        let mut state = State {
+            view: Arc::new(View::new(table.clone())?),
+            snapshot: None,
+            buckets: HashMap::new(),
+            vectors: HashMap::new(),
+            files: HashMap::new(),
+            memory: 0,
+            disk: 0,
+            clock: 0,
+            stats: QueryStats::default(),
+        };
+        state.load(snapshot)?;
+        Ok(TableQuery { state: Mutex::new(state), dir, next_local: AtomicU64::new(0) })
     }
 
     /// The snapshot the query reads (`None` for a table with no snapshot yet).
@@ -181,254 +417,136 @@ impl TableQuery {
         (st.memory, st.disk)
     }
 
-    /// Moves the query to the table's latest snapshot; its id. Local files of data files still in the
-    /// table are kept.
+    /// Moves the query to the table's latest snapshot if it is newer (never back); the snapshot it reads.
+    /// Local files of data files still in the table are kept, unless the snapshot has a newer schema: then
+    /// the table is reopened with it and every local file goes.
     pub fn refresh(&self) -> Result<Option<i64>> {
-        let latest = self.table.snapshot(None)?;
         let mut st = self.state.lock();
-        if latest.as_ref().map(|s| s.id) != st.snapshot.as_ref().map(|s| s.id) {
-            self.load(&mut st, latest)?;
+        let current = st.snapshot.as_ref().map(|s| s.id);
+        let Some(latest) = st.view.table.snapshot(None)? else { return Ok(current) };
+        if current.is_some_and(|c| latest.id <= c) {
+            return Ok(current);
         }
-        Ok(st.snapshot.as_ref().map(|s| s.id))
-    }
-
-    fn key_bytes(&self, key: &[Option<Datum>]) -> Result<Vec<u8>> {
-        let cols = self
-            .key_types
-            .iter()
-            .zip(key)
-            .map(|(t, v)| array_of(t, std::slice::from_ref(v)))
-            .collect::<Result<Vec<_>>>()?;
-        let rows = self.converter.convert_columns(&cols).map_err(|e| Error::invalid("key", e.to_string()))?;
-        Ok(rows.row(0).as_ref().to_vec())
-    }
-
-    fn row_bytes(&self, row: &BinaryRow) -> Result<Vec<u8>> {
-        self.key_bytes(&row.to_datums(&self.key_types)?)
-    }
-
-    /// Points the state at `snapshot`: its candidate files per bucket; local files of files that left go.
-    fn load(&self, st: &mut State, snapshot: Option<Snapshot>) -> Result<()> {
-        let _span = tracing::debug_span!("query_load_snapshot", id = snapshot.as_ref().map(|s| s.id)).entered();
-        let mut buckets: HashMap<(Vec<u8>, i32), Vec<Candidate>> = HashMap::new();
-        if let Some(s) = &snapshot {
-            let mut deletion_files = self.table.deletion_files(s)?;
-            for e in self.table.live_files_shared(s)?.iter() {
-                if self.raw && e.file.level == 0 {
-                    continue;
-                }
-                let deletion_files_key = (e.partition.clone(), e.bucket, e.file.file_name.clone());
-                buckets.entry((e.partition.serialize(), e.bucket)).or_default().push(Candidate {
-                    path: data_file_path(&self.table, e)?,
-                    min: self.row_bytes(&e.file.min_key)?,
-                    max: self.row_bytes(&e.file.max_key)?,
-                    meta: e.file.clone(),
-                    deletion_file: deletion_files.remove(&deletion_files_key),
-                });
+        if latest.schema_id != st.view.schema_id {
+            let table = &st.view.table;
+            let reopened = Table::open(table.io().clone(), table.path())?;
+            let view = View::new(reopened)?;
+            st.view = Arc::new(view);
+            let all: Vec<String> = st.files.keys().cloned().collect();
+            for path in all {
+                st.forget(&path);
             }
+            st.vectors.clear();
         }
-        let live: std::collections::HashSet<&str> = buckets.values().flatten().map(|c| c.path.as_str()).collect();
-        let gone: Vec<String> = st.files.keys().filter(|p| !live.contains(p.as_str())).cloned().collect();
-        for path in gone {
-            Self::forget(st, &path);
-        }
-        st.buckets = buckets;
-        // Vectors are keyed by where they are stored: one that did not change is reused.
-        let wanted: std::collections::HashSet<(String, i32)> = st
-            .buckets
-            .values()
-            .flatten()
-            .filter_map(|c| c.deletion_file.as_ref().map(|d| (d.path.clone(), d.meta.offset)))
-            .collect();
-        st.vectors.retain(|k, _| wanted.contains(k));
-        st.snapshot = snapshot;
-        Ok(())
-    }
-
-    fn forget(st: &mut State, path: &str) {
-        if let Some(f) = st.files.remove(path) {
-            st.memory = st.memory.saturating_sub(f.memory_size());
-            st.disk = st.disk.saturating_sub(f.disk_bytes);
-            // Local scratch: a failed removal leaves a file in the query's directory, removed with it.
-            let _ = std::fs::remove_file(&f.path);
-        }
+        let id = latest.id;
+        st.load(Some(latest))?;
+        Ok(Some(id))
     }
 
     /// The row whose primary key is `key` (values of every primary-key column, in the table's primary-key
     /// order) in the query's snapshot, as a one-row batch of all columns; `None` when absent or deleted.
     pub fn get(&self, key: &[Option<Datum>]) -> Result<Option<RecordBatch>> {
-        let RoutedKey { partition, bucket, key } = route_key(&self.table, &self.layout, key)?;
-        let key_bytes = self.key_bytes(&key)?;
-        let mut st = self.state.lock();
-        let st = &mut *st;
-        let Some(candidates) = st.buckets.get(&(partition.serialize(), bucket)) else { return Ok(None) };
-        let hits: Vec<usize> = candidates
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.min.as_slice() <= key_bytes.as_slice() && key_bytes.as_slice() <= c.max.as_slice())
-            .map(|(i, _)| i)
-            .collect();
-        let mut runs: Vec<Run> = Vec::new();
-        let mut run_levels = Vec::new();
-        for i in hits {
-            let Some(c) = st.buckets.get(&(partition.serialize(), bucket)).and_then(|v| v.get(i)) else { continue };
-            let (path, meta, deletion_file) = (c.path.clone(), c.meta.clone(), c.deletion_file.clone());
-            let dv = match &deletion_file {
-                None => None,
-                Some(d) => {
-                    let k = (d.path.clone(), d.meta.offset);
-                    match st.vectors.get(&k) {
-                        Some(v) => Some(v.clone()),
-                        None => {
-                            let v: Arc<dyn DeletionVector> = Arc::from(d.read(self.table.io().as_ref())?);
-                            st.vectors.insert(k, v.clone());
-                            Some(v)
+        // Bounded: a round is redone only when the query moved to another snapshot meanwhile.
+        for _ in 0..8 {
+            // 1. Under the lock: the files that may hold the key, and what is missing for them.
+            let (view, snapshot_id, key_bytes, hits, missing, missing_vectors) = {
+                let st = self.state.lock();
+                let view = st.view.clone();
+                let RoutedKey { partition, bucket, key } = route_key(&view.table, &view.layout, key)?;
+                let key_bytes = view.key_bytes(&key)?;
+                let hits: Vec<Candidate> = st
+                    .buckets
+                    .get(&(partition.serialize(), bucket))
+                    .map(|files| {
+                        files
+                            .iter()
+                            .filter(|c| {
+                                c.min.as_slice() <= key_bytes.as_slice() && key_bytes.as_slice() <= c.max.as_slice()
+                            })
+                            .cloned()
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let missing: Vec<Candidate> =
+                    hits.iter().filter(|c| !st.files.contains_key(&c.path)).cloned().collect();
+                let missing_vectors: Vec<DeletionFile> = hits
+                    .iter()
+                    .filter_map(|c| c.deletion_file.clone())
+                    .filter(|d| !st.vectors.contains_key(&(d.path.clone(), d.meta.offset)))
+                    .collect();
+                (view, st.snapshot.as_ref().map(|s| s.id), key_bytes, hits, missing, missing_vectors)
+            };
+            if hits.is_empty() {
+                return Ok(None);
+            }
+            // 2. Without the lock: build local files and read deletion vectors.
+            let mut built = Vec::with_capacity(missing.len());
+            for c in &missing {
+                let n = self.next_local.fetch_add(1, Ordering::Relaxed);
+                let local = self.dir.path().join(format!("{n}-{}.lookup", c.meta.file_name));
+                built.push((c.path.clone(), view.build(local, &c.path, &c.meta)?));
+            }
+            let mut vectors = Vec::with_capacity(missing_vectors.len());
+            for d in &missing_vectors {
+                vectors.push((
+                    (d.path.clone(), d.meta.offset),
+                    Arc::<dyn DeletionVector>::from(d.read(view.table.io().as_ref())?),
+                ));
+            }
+            // 3. Under the lock again: keep what was built and look the key up in each file.
+            let mut st = self.state.lock();
+            if st.snapshot.as_ref().map(|s| s.id) != snapshot_id || !Arc::ptr_eq(&st.view, &view) {
+                continue;
+            }
+            for (path, f) in built {
+                st.insert(path, f);
+            }
+            st.vectors.extend(vectors);
+            let keep: HashSet<String> = hits.iter().map(|c| c.path.clone()).collect();
+            st.evict(&keep);
+            let mut runs: Vec<Run> = Vec::new();
+            let mut run_levels = Vec::new();
+            for c in &hits {
+                let dv = match &c.deletion_file {
+                    Some(d) => st.vectors.get(&(d.path.clone(), d.meta.offset)).cloned(),
+                    None => None,
+                };
+                let rows = match st.copies_in_file(&c.path, &key_bytes, dv.as_deref()) {
+                    Ok(rows) => rows,
+                    // Evicted by another lookup since, or damaged (then already dropped): build it here, under
+                    // the lock, so that nothing can take it away before it is read.
+                    Err(_) => {
+                        let n = self.next_local.fetch_add(1, Ordering::Relaxed);
+                        let local = self.dir.path().join(format!("{n}-{}.lookup", c.meta.file_name));
+                        let f = view.build(local, &c.path, &c.meta)?;
+                        st.insert(c.path.clone(), f);
+                        st.evict(&keep);
+                        match st.copies_in_file(&c.path, &key_bytes, dv.as_deref()) {
+                            Ok(rows) => rows,
+                            Err(Some(e)) => return Err(e),
+                            Err(None) => return Err(Error::invalid("get", "a local lookup file vanished")),
                         }
                     }
+                };
+                if let Some(rows) = rows {
+                    runs.push(Box::new(std::iter::once(Ok(rows))));
+                    run_levels.push(c.meta.level);
                 }
-            };
-            if let Some(rows) = self.copies_in_file(st, &path, &meta, &key_bytes, dv.as_deref())? {
-                runs.push(Box::new(std::iter::once(Ok(rows))));
-                run_levels.push(meta.level);
             }
+            drop(st);
+            return merge_copies(&view.table, &view.layout, runs, run_levels);
         }
-        merge_copies(&self.table, &self.layout, runs, run_levels)
-    }
-
-    /// The rows of `key` in one data file (file layout), minus those its deletion vector deletes. A local
-    /// file that cannot be read back (scratch data someone damaged) is rebuilt from the data file once.
-    fn copies_in_file(
-        &self,
-        st: &mut State,
-        path: &str,
-        meta: &DataFileMeta,
-        key: &[u8],
-        dv: Option<&dyn DeletionVector>,
-    ) -> Result<Option<RecordBatch>> {
-        let mut attempt = 0;
-        loop {
-            st.clock += 1;
-            let now = st.clock;
-            if !st.files.contains_key(path) {
-                let f = self.build(st, path, meta)?;
-                st.memory += f.memory_size();
-                st.disk += f.disk_bytes;
-                st.files.insert(path.to_string(), f);
-                st.stats.built += 1;
-                self.evict(st, path);
-            }
-            let Some(f) = st.files.get_mut(path) else { return Ok(None) };
-            f.last_used = now;
-            if f.bloom.as_ref().is_some_and(|b| !b.may_contain(key)) {
-                st.stats.bloom_skips += 1;
-                return Ok(None);
-            }
-            // Keys are sorted like the file: the key's copies are one stretch of positions.
-            let (mut first, mut upper) = (0usize, f.keys.len());
-            while first < upper {
-                let mid = (first + upper) / 2;
-                if f.keys.value(mid) < key {
-                    first = mid + 1;
-                } else {
-                    upper = mid;
-                }
-            }
-            let mut end = first;
-            while end < f.keys.len() && f.keys.value(end) == key {
-                end += 1;
-            }
-            let positions: Vec<u64> =
-                (first as u64..end as u64).filter(|&p| !dv.is_some_and(|d| d.is_deleted(p))).collect();
-            if positions.is_empty() {
-                return Ok(None);
-            }
-            match read_rows(&f.path, &f.block_starts, &positions, &self.layout.file_schema) {
-                Ok((rows, blocks)) => {
-                    st.stats.blocks_read += blocks;
-                    return Ok(Some(rows));
-                }
-                Err(e) if attempt == 0 => {
-                    tracing::warn!(file = meta.file_name, error = %e, "local lookup file unreadable; rebuilding it");
-                    Self::forget(st, path);
-                    attempt += 1;
-                }
-                Err(e) => return Err(e),
-            }
-        }
-    }
-
-    /// Reads a data file whole into a local lookup file.
-    fn build(&self, st: &mut State, path: &str, meta: &DataFileMeta) -> Result<LocalFile> {
-        let _span = tracing::debug_span!("query_build_lookup_file", file = meta.file_name).entered();
-        let dir = strata_lsm::scratch_dir(&mut st.dir, "strata-query-")?;
-        let local = dir.join(format!("{}-{}.lookup", meta.level, meta.file_name));
-        let shown = local.display().to_string();
-        let err = |e: arrow_schema::ArrowError| Error::invalid(format!("lookup file {shown}"), e.to_string());
-        let file = DataFileRef { path: path.to_string(), meta: meta.clone(), dv: None };
-        let batches = open_data_file(self.table.io().as_ref(), &file, file_columns(&self.layout), false, BLOCK_ROWS)?;
-        let out = File::create(&local).map_err(|e| Error::io(&shown, e))?;
-        let mut w = FileWriter::try_new(std::io::BufWriter::new(out), &self.layout.file_schema).map_err(err)?;
-        let mut keys: Vec<BinaryArray> = Vec::new();
-        let mut block_starts = vec![0u64];
-        let written = (|| -> Result<()> {
-            for b in batches {
-                let b = b?;
-                let b = RecordBatch::try_new(self.layout.file_schema.clone(), b.columns().to_vec()).map_err(err)?;
-                let mut offset = 0;
-                while offset < b.num_rows() {
-                    let block = b.slice(offset, BLOCK_ROWS.min(b.num_rows() - offset));
-                    offset += block.num_rows();
-                    let rows = self
-                        .converter
-                        .convert_columns(&block.columns()[..self.layout.key_arity()])
-                        .map_err(|e| Error::corrupt(format!("{}: {e}", meta.file_name)))?;
-                    keys.push(rows.try_into_binary().map_err(|e| Error::corrupt(format!("{}: {e}", meta.file_name)))?);
-                    w.write(&block).map_err(err)?;
-                    let last = block_starts.last().copied().unwrap_or(0);
-                    block_starts.push(last + block.num_rows() as u64);
-                }
-            }
-            w.finish().map_err(err)
-        })();
-        if let Err(e) = written {
-            drop(w);
-            let _ = std::fs::remove_file(&local);
-            return Err(e);
-        }
-        let key_refs: Vec<&dyn Array> = keys.iter().map(|k| k as &dyn Array).collect();
-        let keys = if key_refs.is_empty() {
-            BinaryArray::from_iter_values(std::iter::empty::<&[u8]>())
-        } else {
-            let all = arrow_select::concat::concat(&key_refs).map_err(|e| Error::corrupt(e.to_string()))?;
-            all.as_any()
-                .downcast_ref::<BinaryArray>()
-                .ok_or_else(|| Error::corrupt("lookup keys are not binary"))?
-                .clone()
-        };
-        let disk_bytes = std::fs::metadata(&local).map_err(|e| Error::io(&shown, e))?.len();
-        let bloom = self.cache.bloom_fpp.map(|p| Bloom::new(&keys, p));
-        Ok(LocalFile { keys, bloom, path: local, block_starts, disk_bytes, last_used: st.clock })
-    }
-
-    /// Drops least recently used local files (never `keep`) until memory and disk fit their bounds.
-    fn evict(&self, st: &mut State, keep: &str) {
-        while st.memory > self.cache.max_memory || st.disk > self.cache.max_disk {
-            let victim = st
-                .files
-                .iter()
-                .filter(|(p, _)| p.as_str() != keep)
-                .min_by_key(|(_, f)| f.last_used)
-                .map(|(p, _)| p.clone());
-            let Some(victim) = victim else { break };
-            Self::forget(st, &victim);
-            st.stats.evicted += 1;
-        }
+        Err(Error::invalid("get", "the query moved to another snapshot during each of 8 attempts"))
     }
 }
 
 impl std::fmt::Debug for TableQuery {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TableQuery").field("table", &self.table.path()).field("snapshot", &self.snapshot_id()).finish()
+        let st = self.state.lock();
+        f.debug_struct("TableQuery")
+            .field("table", &st.view.table.path())
+            .field("snapshot", &st.snapshot.as_ref().map(|s| s.id))
+            .finish()
     }
 }
 

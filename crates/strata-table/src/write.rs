@@ -346,7 +346,7 @@ impl TableWrite {
         let mut first_error = None;
         for (messages, failed) in results {
             for m in messages {
-                self.carry(m)?;
+                self.carry(m);
             }
             if let Some(e) = failed {
                 first_error.get_or_insert(e);
@@ -363,27 +363,28 @@ impl TableWrite {
     /// Keeps `m` for the commit; a bucket that already handed over a message (it prepared while another
     /// bucket failed) gets one message folding both, so that a file it added then and compacted since is
     /// neither deleted before it was ever committed nor left behind.
-    fn carry(&mut self, m: CommitMessage) -> Result<()> {
+    fn carry(&mut self, m: CommitMessage) {
         let Some(earlier) = self.carried.iter_mut().find(|c| c.partition == m.partition && c.bucket == m.bucket) else {
             self.carried.push(m);
-            return Ok(());
+            return;
         };
         let (partition, bucket) = (m.partition.clone(), m.bucket);
         let dropped = earlier.absorb(m);
-        let bucket_dir = self.bucket_dir(&partition, bucket)?;
-        let paths = self.table.path_factory();
-        let unreferenced = dropped
-            .data_files
-            .iter()
-            .map(|f| strata_io::join(&bucket_dir, f))
-            .chain(dropped.index_files.iter().map(|f| paths.index_path(f)));
+        let paths = self.table.path_factory().clone();
+        let data_files: Vec<String> = match self.bucket_dir(&partition, bucket) {
+            Ok(dir) => dropped.data_files.iter().map(|f| strata_io::join(&dir, f)).collect(),
+            Err(e) => {
+                tracing::warn!(bucket, error = %e, "cannot locate the bucket of files compacted away before their commit");
+                Vec::new()
+            }
+        };
+        let unreferenced = data_files.into_iter().chain(dropped.index_files.iter().map(|f| paths.index_path(f)));
         for path in unreferenced {
             // Best effort: a file left behind is an orphan, which `strata clean` removes.
             if let Err(e) = self.table.io().delete(&path) {
                 tracing::warn!(path, error = %e, "cannot remove a file compacted away before its commit");
             }
         }
-        Ok(())
     }
 }
 
