@@ -4,7 +4,7 @@
 //! [`read::get`](crate::read::get) answers one lookup from the remote files: it reads the snapshot's
 //! metadata and decodes a page of every column of each candidate file, tens of milliseconds per key. A
 //! [`TableQuery`] pays for a file once instead: the first lookup that lands in a data file reads it whole
-//! and writes it to a local Arrow IPC file in small uncompressed blocks, keeping the file's keys (arrow-row
+//! and writes it to a local Arrow IPC file in small blocks (lz4 by default), keeping the file's keys (arrow-row
 //! bytes, sorted like the file) and a bloom filter in memory. Later lookups in that file are a bloom probe,
 //! a binary search and one block read from local disk.
 //!
@@ -112,6 +112,8 @@ struct View {
     /// Deletion-vector (or first-row) tables read levels >= 1 only, as a scan does.
     raw: bool,
     cache: LookupCacheOptions,
+    /// Codec of the local files (`lookup.cache-spill-compression`).
+    compression: Option<arrow_ipc::CompressionType>,
 }
 
 impl View {
@@ -127,7 +129,13 @@ impl View {
             max_disk: o.lookup_cache_max_disk_size()?,
             bloom_fpp: o.lookup_bloom_filter_fpp()?,
         };
+        let compression = match o.lookup_cache_spill_compression()?.as_str() {
+            "zstd" => Some(arrow_ipc::CompressionType::ZSTD),
+            "lz4" => Some(arrow_ipc::CompressionType::LZ4_FRAME),
+            _ => None,
+        };
         Ok(View {
+            compression,
             schema_id: schema.id,
             key_types: layout.key_fields.iter().map(|f| f.data_type).collect(),
             layout,
@@ -190,7 +198,10 @@ impl View {
             disk_bytes: 0,
             last_used: 0,
         };
-        let mut w = FileWriter::try_new(std::io::BufWriter::new(out), &self.layout.file_schema).map_err(err)?;
+        let options =
+            arrow_ipc::writer::IpcWriteOptions::default().try_with_compression(self.compression).map_err(err)?;
+        let mut w = FileWriter::try_new_with_options(std::io::BufWriter::new(out), &self.layout.file_schema, options)
+            .map_err(err)?;
         let mut keys: Vec<BinaryArray> = Vec::new();
         for b in batches {
             let b = b?;
