@@ -232,7 +232,14 @@ pub fn remove_orphan_files(table: &Table, older_than: Duration, dry_run: bool) -
                 Err(e) if e.kind() == strata_spec::ErrorKind::NotFound => continue,
                 Err(e) => return Err(e),
             };
-            let r = references(table, &s, &mut cache)?;
+            let r = match references(table, &s, &mut cache) {
+                Ok(r) => r,
+                // Expiration deletes the snapshot file before the files only it referenced: a missing
+                // manifest of a snapshot that is gone now means it expired while we read it (the race behind
+                // Paimon issue 7710 again), and its files are expiration's to delete.
+                Err(e) if e.kind() == strata_spec::ErrorKind::NotFound && !sm.snapshot_exists(id)? => continue,
+                Err(e) => return Err(e),
+            };
             all.data.extend(r.data);
             all.index.extend(r.index);
             all.meta.extend(r.meta);
