@@ -33,6 +33,11 @@ fn create(dir: &std::path::Path, name: &str, dv: bool, extra: &[(&str, &str)]) -
     for (k, v) in extra {
         options.insert(k.to_string(), v.to_string());
     }
+    create_on(Arc::new(LocalFileIO::new()), &dir.join(name), options)
+}
+
+/// A table of (id BIGINT primary key, v BIGINT, s STRING) at `path` on `io`.
+fn create_on(io: Arc<dyn FileIO>, path: &std::path::Path, options: BTreeMap<String, String>) -> Table {
     let schema = TableSchema::new(
         vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint()), ("s".into(), DataType::string())],
         vec![],
@@ -41,8 +46,7 @@ fn create(dir: &std::path::Path, name: &str, dv: bool, extra: &[(&str, &str)]) -
         0,
     )
     .unwrap();
-    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
-    Table::create(io, dir.join(name).to_str().unwrap(), schema).unwrap()
+    Table::create(io, path.to_str().unwrap(), schema).unwrap()
 }
 
 fn batch(rows: &[(i64, Option<i64>, Option<String>)]) -> RecordBatch {
@@ -377,15 +381,7 @@ fn a_bucket_that_prepared_while_another_failed_folds_its_later_changes_into_one_
             ("deletion-vectors.enabled".to_string(), dv.to_string()),
             ("num-sorted-run.compaction-trigger".to_string(), "2".to_string()),
         ]);
-        let schema = TableSchema::new(
-            vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint()), ("s".into(), DataType::string())],
-            vec![],
-            vec!["id".into()],
-            options,
-            0,
-        )
-        .unwrap();
-        let table = Table::create(io, dir.path().join("t").to_str().unwrap(), schema).unwrap();
+        let table = create_on(io, &dir.path().join("t"), options);
         let mut w = TableWriter::new(&table, "fold").unwrap();
         let mut model = Model::new();
         let mut write = |w: &mut TableWriter, round: i64| {
@@ -439,19 +435,7 @@ fn a_failed_commit_is_retried_by_the_next_commit_without_losing_rows() {
                         ("num-sorted-run.compaction-trigger".to_string(), "2".to_string()),
                     ]);
                     options.insert("target-file-size".to_string(), "8 kb".to_string());
-                    let schema = TableSchema::new(
-                        vec![
-                            ("id".into(), DataType::bigint()),
-                            ("v".into(), DataType::bigint()),
-                            ("s".into(), DataType::string()),
-                        ],
-                        vec![],
-                        vec!["id".into()],
-                        options,
-                        0,
-                    )
-                    .unwrap();
-                    let table = Table::create(io, dir.path().join("t").to_str().unwrap(), schema).unwrap();
+                    let table = create_on(io, &dir.path().join("t"), options);
                     let mut w = TableWriter::new(&table, "retry").unwrap();
                     let mut model = Model::new();
                     for c in 0..3i64 {

@@ -241,34 +241,13 @@ pub fn plan_task<K>(
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use strata_spec::{BinaryRow, DataFileMeta, SimpleStats};
+    use strata_spec::BinaryRow;
 
     fn run(level: i32, size: i64) -> LevelSortedRun {
+        let name = format!("f{level}-{size}");
         LevelSortedRun {
             level,
-            files: vec![DataFileMeta {
-                file_name: format!("f{level}-{size}"),
-                file_size: size,
-                row_count: 1,
-                min_key: BinaryRow::empty(),
-                max_key: BinaryRow::empty(),
-                key_stats: SimpleStats::empty(),
-                value_stats: SimpleStats::empty(),
-                min_sequence_number: 0,
-                max_sequence_number: 0,
-                schema_id: 0,
-                level,
-                extra_files: vec![],
-                creation_time: None,
-                delete_row_count: Some(0),
-                embedded_index: None,
-                file_source: None,
-                value_stats_cols: None,
-                external_path: None,
-                first_row_id: None,
-                write_cols: None,
-                write_cols_sequences: None,
-            }],
+            files: vec![crate::test_util::file_meta(&name, level, size, BinaryRow::empty(), BinaryRow::empty())],
         }
     }
 

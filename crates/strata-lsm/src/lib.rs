@@ -25,3 +25,36 @@ pub fn scratch_dir(slot: &mut Option<tempfile::TempDir>, prefix: &str) -> strata
     *slot = Some(d);
     Ok(path)
 }
+
+/// Fixtures for the crate's unit tests.
+#[cfg(test)]
+pub(crate) mod test_util {
+    use strata_spec::{BinaryRow, DataFileMeta, SimpleStats};
+
+    /// A data file's metadata: `size` bytes, ten rows, keys from `min` to `max`.
+    pub(crate) fn file_meta(name: &str, level: i32, size: i64, min: BinaryRow, max: BinaryRow) -> DataFileMeta {
+        DataFileMeta {
+            file_name: name.to_string(),
+            file_size: size,
+            row_count: 10,
+            min_key: min,
+            max_key: max,
+            key_stats: SimpleStats::empty(),
+            value_stats: SimpleStats::empty(),
+            min_sequence_number: 0,
+            max_sequence_number: 9,
+            schema_id: 0,
+            level,
+            extra_files: vec![],
+            creation_time: None,
+            delete_row_count: Some(0),
+            embedded_index: None,
+            file_source: None,
+            value_stats_cols: None,
+            external_path: None,
+            first_row_id: None,
+            write_cols: None,
+            write_cols_sequences: None,
+        }
+    }
+}

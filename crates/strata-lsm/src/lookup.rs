@@ -30,6 +30,25 @@ use crate::levels::Levels;
 /// Name of the key-bytes column in a lookup cache file.
 const KEY_BYTES: &str = "_KEY_BYTES";
 
+/// The positions of `key` in `keys` (arrow-row bytes in ascending order, as a sorted file holds them): one
+/// stretch, empty when the key is absent.
+pub fn key_positions(keys: &BinaryArray, key: &[u8]) -> std::ops::Range<usize> {
+    let (mut first, mut upper) = (0usize, keys.len());
+    while first < upper {
+        let mid = (first + upper) / 2;
+        if keys.value(mid) < key {
+            first = mid + 1;
+        } else {
+            upper = mid;
+        }
+    }
+    let mut end = first;
+    while end < keys.len() && keys.value(end) == key {
+        end += 1;
+    }
+    first..end
+}
+
 /// Where a key's older copy is.
 #[derive(Debug, Clone)]
 pub struct LookupHit {
@@ -451,23 +470,9 @@ impl LookupLevels {
                 continue;
             }
             let ix = self.index(f)?;
-            let (mut a, mut b) = (0usize, ix.keys.len());
-            while a < b {
-                let m = (a + b) / 2;
-                if ix.keys.value(m) < key {
-                    a = m + 1;
-                } else {
-                    b = m;
-                }
-            }
-            if a >= ix.keys.len() || ix.keys.value(a) != key {
-                continue;
-            }
             // Without deletion vectors a file at a level >= 1 may hold a key twice (a reset retraction, then
             // the result, from remove-record-on-delete): the newest copy is the last.
-            while a + 1 < ix.keys.len() && ix.keys.value(a + 1) == key {
-                a += 1;
-            }
+            let Some(a) = key_positions(&ix.keys, key).last() else { continue };
             let position = a as u64;
             if dvs.and_then(|d| d.deletion_vector_of(&f.file_name)).is_some_and(|dv| dv.is_deleted(position)) {
                 // Already superseded; an older copy below would be too, but keep looking in case the levels

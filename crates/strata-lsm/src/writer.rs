@@ -1138,33 +1138,11 @@ impl Drop for MergeTreeWriter {
 mod tests {
     use super::*;
     use strata_io::MemoryFileIO;
-    use strata_spec::{BinaryRow, Datum, SimpleStats};
+    use strata_spec::{BinaryRow, Datum};
 
     fn meta(name: &str, level: i32, min: i64, max: i64) -> DataFileMeta {
         let key = |k: i64| BinaryRow::from_datums(&[Some(Datum::BigInt(k))], &[DataType::bigint()]).unwrap();
-        DataFileMeta {
-            file_name: name.to_string(),
-            file_size: 100,
-            row_count: 10,
-            min_key: key(min),
-            max_key: key(max),
-            key_stats: SimpleStats::empty(),
-            value_stats: SimpleStats::empty(),
-            min_sequence_number: 0,
-            max_sequence_number: 9,
-            schema_id: 0,
-            level,
-            extra_files: vec![],
-            creation_time: None,
-            delete_row_count: Some(0),
-            embedded_index: None,
-            file_source: None,
-            value_stats_cols: None,
-            external_path: None,
-            first_row_id: None,
-            write_cols: None,
-            write_cols_sequences: None,
-        }
+        crate::test_util::file_meta(name, level, 100, key(min), key(max))
     }
 
     /// Within one commit cycle, a committed file moved up a level and then compacted with another file

@@ -329,22 +329,10 @@ impl State {
             self.stats.bloom_skips += 1;
             return Ok(None);
         }
-        // Keys are sorted like the file: the key's copies are one stretch of positions.
-        let (mut first, mut upper) = (0usize, f.keys.len());
-        while first < upper {
-            let mid = (first + upper) / 2;
-            if f.keys.value(mid) < key {
-                first = mid + 1;
-            } else {
-                upper = mid;
-            }
-        }
-        let mut end = first;
-        while end < f.keys.len() && f.keys.value(end) == key {
-            end += 1;
-        }
-        let positions: Vec<u64> =
-            (first as u64..end as u64).filter(|&p| !dv.is_some_and(|d| d.is_deleted(p))).collect();
+        let positions: Vec<u64> = strata_lsm::lookup::key_positions(&f.keys, key)
+            .map(|p| p as u64)
+            .filter(|&p| !dv.is_some_and(|d| d.is_deleted(p)))
+            .collect();
         if positions.is_empty() {
             return Ok(None);
         }
