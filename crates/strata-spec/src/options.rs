@@ -313,8 +313,8 @@ impl CoreOptions {
     /// `lookup.cache-spill-compression`: codec of the local lookup files of a `TableQuery` (`zstd`, `lz4`,
     /// `lzo` (Strata uses lz4 for it) or `none`). Paimon defaults to zstd; Strata defaults to lz4, because
     /// every lookup decompresses a block: on 1 M rows of 20 random ten-character strings, lookups took p50
-    /// 70-73 us uncompressed, 78 us with lz4 and 188-191 us with zstd, and building the files 0.7, 0.85
-    /// and 2.1 s (docs/BENCHMARKS.md). Set zstd where local disk is scarcer than latency.
+    /// 55 us uncompressed, 62 us with lz4 and 173-176 us with zstd, and building the files 0.65, 0.84 and
+    /// 2.0 s (docs/BENCHMARKS.md). Set zstd where local disk is scarcer than latency.
     pub fn lookup_cache_spill_compression(&self) -> Result<String> {
         self.local_compression(LOOKUP_CACHE_SPILL_COMPRESSION, "lz4")
     }

@@ -49,6 +49,12 @@ use crate::table::{DeletionFile, Table};
 /// Rows per block of a local lookup file: a lookup decodes one block.
 const BLOCK_ROWS: usize = 256;
 
+/// Local lookup files kept open at most (a reader holds a descriptor and the file's parsed footer).
+const MAX_OPEN_READERS: usize = 64;
+
+/// An open local lookup file.
+type LocalReader = FileReader<BufReader<File>>;
+
 /// Each (serialized partition, bucket)'s candidate files.
 type BucketFiles = HashMap<(Vec<u8>, i32), Vec<Candidate>>;
 
@@ -84,6 +90,9 @@ struct LocalFile {
     block_starts: Vec<u64>,
     disk_bytes: u64,
     last_used: u64,
+    /// Kept open between lookups (up to [`MAX_OPEN_READERS`] per query), so a lookup reads one block without
+    /// opening the file and parsing its footer again.
+    reader: Option<LocalReader>,
 }
 
 impl LocalFile {
@@ -197,6 +206,7 @@ impl View {
             block_starts: vec![0],
             disk_bytes: 0,
             last_used: 0,
+            reader: None,
         };
         let options =
             arrow_ipc::writer::IpcWriteOptions::default().try_with_compression(self.compression).map_err(err)?;
@@ -248,6 +258,8 @@ struct State {
     memory: u64,
     disk: u64,
     clock: u64,
+    /// Local files with an open reader.
+    open_readers: usize,
     stats: QueryStats,
 }
 
@@ -256,7 +268,37 @@ impl State {
         if let Some(f) = self.files.remove(path) {
             self.memory = self.memory.saturating_sub(f.memory_size());
             self.disk = self.disk.saturating_sub(f.disk_bytes);
+            if f.reader.is_some() {
+                self.open_readers -= 1;
+            }
         }
+    }
+
+    /// Makes sure the local file of `path` has an open reader, closing the least recently used other reader
+    /// when [`MAX_OPEN_READERS`] are open.
+    fn open_reader(&mut self, path: &str) -> Result<()> {
+        if self.files.get(path).is_none_or(|f| f.reader.is_some()) {
+            return Ok(());
+        }
+        if self.open_readers >= MAX_OPEN_READERS {
+            let victim = self
+                .files
+                .iter_mut()
+                .filter(|(p, f)| p.as_str() != path && f.reader.is_some())
+                .min_by_key(|(_, f)| f.last_used);
+            if let Some((_, f)) = victim {
+                f.reader = None;
+                self.open_readers -= 1;
+            }
+        }
+        let Some(f) = self.files.get_mut(path) else { return Ok(()) };
+        let shown = f.path.display().to_string();
+        let file = File::open(&f.path).map_err(|e| Error::io(&shown, e))?;
+        let reader = FileReader::try_new(BufReader::new(file), None)
+            .map_err(|e| Error::Corrupt { path: shown.clone(), message: e.to_string() })?;
+        f.reader = Some(reader);
+        self.open_readers += 1;
+        Ok(())
     }
 
     fn insert(&mut self, path: String, mut f: LocalFile) {
@@ -336,7 +378,13 @@ impl State {
         if positions.is_empty() {
             return Ok(None);
         }
-        match read_rows(&f.path, &f.block_starts, &positions, &schema) {
+        let read = self.open_reader(path).and_then(|()| {
+            let f = self.files.get_mut(path).ok_or_else(|| Error::invalid("get", "a local lookup file vanished"))?;
+            let shown = f.path.display().to_string();
+            let reader = f.reader.as_mut().ok_or_else(|| Error::invalid("get", "a local lookup file is not open"))?;
+            read_rows(reader, &shown, &f.block_starts, &positions, &schema)
+        });
+        match read {
             Ok((rows, blocks)) => {
                 self.stats.blocks_read += blocks;
                 Ok(Some(rows))
@@ -394,6 +442,7 @@ impl TableQuery {
             memory: 0,
             disk: 0,
             clock: 0,
+            open_readers: 0,
             stats: QueryStats::default(),
         };
         state.load(snapshot)?;
@@ -549,22 +598,20 @@ impl std::fmt::Debug for TableQuery {
     }
 }
 
-/// Reads the rows at `positions` (ascending) from a local lookup file whose blocks start at `starts`; the
-/// rows and the number of blocks read.
+/// Reads the rows at `positions` (ascending) through an open local lookup file whose blocks start at
+/// `starts`; the rows and the number of blocks read.
 fn read_rows(
-    local: &std::path::Path,
+    reader: &mut LocalReader,
+    shown: &str,
     starts: &[u64],
     positions: &[u64],
     schema: &arrow_schema::SchemaRef,
 ) -> Result<(RecordBatch, u64)> {
-    let shown = local.display().to_string();
-    let bad = |m: String| Error::Corrupt { path: shown.clone(), message: m };
+    let bad = |m: String| Error::Corrupt { path: shown.to_string(), message: m };
     let block_of = |p: u64| starts.partition_point(|&s| s <= p).saturating_sub(1);
     let (Some(&first), Some(&last)) = (positions.first(), positions.last()) else {
         return Ok((RecordBatch::new_empty(schema.clone()), 0));
     };
-    let file = File::open(local).map_err(|e| Error::io(&shown, e))?;
-    let mut reader = FileReader::try_new(BufReader::new(file), None).map_err(|e| bad(e.to_string()))?;
     let mut pieces = Vec::new();
     for block in block_of(first)..=block_of(last) {
         let (Some(&start), Some(&end)) = (starts.get(block), starts.get(block + 1)) else {
@@ -588,4 +635,55 @@ fn read_rows(
     }
     let rows = arrow_select::concat::concat_batches(schema, &pieces).map_err(|e| bad(e.to_string()))?;
     Ok((rows, pieces.len() as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::write::TableWriter;
+    use strata_io::{FileIO, LocalFileIO};
+    use strata_spec::TableSchema;
+
+    /// More data files than readers may stay open: every key is still found, and never more than
+    /// `MAX_OPEN_READERS` local files are open at once.
+    #[test]
+    fn open_readers_stay_bounded_across_many_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let options =
+            [("bucket", "1"), ("num-sorted-run.compaction-trigger", "1000"), ("num-sorted-run.stop-trigger", "1000")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        let schema = TableSchema::new(
+            vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint())],
+            vec![],
+            vec!["id".into()],
+            options,
+            0,
+        )
+        .unwrap();
+        let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
+        let table = Table::create(io, dir.path().join("t").to_str().unwrap(), schema).unwrap();
+        let mut w = TableWriter::new(&table, "w").unwrap();
+        let files = MAX_OPEN_READERS as i64 + 16;
+        // One level-0 file per commit, each holding its own key.
+        for k in 0..files {
+            w.put(vec![Some(Datum::BigInt(k)), Some(Datum::BigInt(k * 10))]).unwrap();
+            w.commit().unwrap();
+        }
+        let query = TableQuery::new(&table).unwrap();
+        for round in 0..2 {
+            for k in 0..files {
+                let row = query.get(&[Some(Datum::BigInt(k))]).unwrap().unwrap();
+                let v = row.column(1).as_any().downcast_ref::<arrow_array::Int64Array>().unwrap().value(0);
+                assert_eq!(v, k * 10, "round {round} key {k}");
+                let st = query.state.lock();
+                let open = st.files.values().filter(|f| f.reader.is_some()).count();
+                assert_eq!(open, st.open_readers);
+                assert!(open <= MAX_OPEN_READERS, "{open} readers open");
+            }
+        }
+        assert_eq!(query.stats().built, files as u64, "local files were rebuilt");
+        assert_eq!(query.state.lock().open_readers, MAX_OPEN_READERS);
+    }
 }
