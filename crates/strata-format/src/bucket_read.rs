@@ -77,8 +77,7 @@ pub fn open_data_file_pruned(
     batch_size: usize,
     prune: Option<crate::predicate::TypedPredicate>,
 ) -> Result<FileBatches> {
-    let format = FileFormat::from_file_name(&file.meta.file_name)?;
-    let req = ReadRequest { columns, dv: file.dv.as_deref(), with_positions, batch_size, prune, select: None };
+    let (format, req) = whole_file_request(file, columns, with_positions, batch_size, prune)?;
     open_file(io, &file.path, format, &req)
 }
 
@@ -92,9 +91,21 @@ pub fn open_data_file_ranged(
     batch_size: usize,
     prune: Option<crate::predicate::TypedPredicate>,
 ) -> Result<FileBatches> {
-    let format = FileFormat::from_file_name(&file.meta.file_name)?;
-    let req = ReadRequest { columns, dv: file.dv.as_deref(), with_positions, batch_size, prune, select: None };
+    let (format, req) = whole_file_request(file, columns, with_positions, batch_size, prune)?;
     crate::reader::open_file_ranged(io, &file.path, format, &req)
+}
+
+/// The format of `file` and a request for its rows (its deletion vector applied), as both ways of opening
+/// a data file make it.
+fn whole_file_request(
+    file: &DataFileRef,
+    columns: Vec<(String, DataType)>,
+    with_positions: bool,
+    batch_size: usize,
+    prune: Option<crate::predicate::TypedPredicate>,
+) -> Result<(FileFormat, ReadRequest<'_>)> {
+    let format = FileFormat::from_file_name(&file.meta.file_name)?;
+    Ok((format, ReadRequest { columns, dv: file.dv.as_deref(), with_positions, batch_size, prune, select: None }))
 }
 
 /// The files of one sorted run, read one after another, lazily.

@@ -8,12 +8,15 @@ pub mod writer;
 
 pub use compaction::{CompactUnit, UniversalCompaction};
 pub use levels::{LevelSortedRun, Levels};
-pub use lookup::{Bloom, LookupCacheOptions, LookupLevels};
+pub use lookup::{Bloom, KeyEncoder, LookupCacheOptions, LookupLevels};
 pub use writer::{CommitIncrement, MergeTreeWriter, WriterOptions};
 
 /// The path of a private local temporary directory (spilled runs, lookup caches), created in `slot` on first
 /// use under the system's temporary directory and removed with it.
-pub fn scratch_dir(slot: &mut Option<tempfile::TempDir>, prefix: &str) -> strata_spec::Result<std::path::PathBuf> {
+pub(crate) fn scratch_dir(
+    slot: &mut Option<tempfile::TempDir>,
+    prefix: &str,
+) -> strata_spec::Result<std::path::PathBuf> {
     if let Some(d) = slot {
         return Ok(d.path().to_path_buf());
     }
@@ -29,7 +32,19 @@ pub fn scratch_dir(slot: &mut Option<tempfile::TempDir>, prefix: &str) -> strata
 /// Fixtures for the crate's unit tests.
 #[cfg(test)]
 pub(crate) mod test_util {
-    use strata_spec::{BinaryRow, DataFileMeta, SimpleStats};
+    use strata_spec::{BinaryRow, DataFileMeta, DataType, SimpleStats, TableSchema};
+
+    /// A table of `id BIGINT` (the primary key) and one `value` column named `name`, default options.
+    pub(crate) fn schema(name: &str, value: DataType) -> TableSchema {
+        TableSchema::new(
+            vec![("id".into(), DataType::bigint()), (name.into(), value)],
+            vec![],
+            vec!["id".into()],
+            Default::default(),
+            0,
+        )
+        .unwrap()
+    }
 
     /// A data file's metadata: `size` bytes, ten rows, keys from `min` to `max`.
     pub(crate) fn file_meta(name: &str, level: i32, size: i64, min: BinaryRow, max: BinaryRow) -> DataFileMeta {

@@ -16,14 +16,14 @@ use std::sync::Arc;
 use arrow_array::{Array, ArrayRef, BinaryArray, RecordBatch};
 use arrow_ipc::reader::FileReader;
 use arrow_ipc::writer::FileWriter;
-use arrow_row::{RowConverter, SortField};
+use arrow_row::{RowConverter, Rows, SortField};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 use strata_dv::BucketedDvMaintainer;
 use strata_format::arrow_types::{array_of, to_arrow};
 use strata_format::bucket_read::{file_columns, open_data_file, DataFileRef};
 use strata_format::KeyValueLayout;
 use strata_io::{join, FileIO};
-use strata_spec::{DataFileMeta, DataType, Error, Result};
+use strata_spec::{BinaryRow, DataFileMeta, DataType, Datum, Error, Result};
 
 use crate::levels::Levels;
 
@@ -47,6 +47,54 @@ pub fn key_positions(keys: &BinaryArray, key: &[u8]) -> std::ops::Range<usize> {
         end += 1;
     }
     first..end
+}
+
+/// A table's primary key in arrow-row bytes (the layout's key columns, in order): bytes compare like the
+/// keys, so sorted files hold their keys in byte order and key ranges are byte ranges.
+pub struct KeyEncoder {
+    converter: RowConverter,
+    key_types: Vec<DataType>,
+    arity: usize,
+}
+
+impl KeyEncoder {
+    /// The encoder of `layout`'s key.
+    pub fn new(layout: &KeyValueLayout) -> Result<Self> {
+        let fields: Vec<SortField> = layout.key_fields.iter().map(|f| SortField::new(to_arrow(&f.data_type))).collect();
+        let converter = RowConverter::new(fields).map_err(|e| Error::invalid("key columns", e.to_string()))?;
+        Ok(KeyEncoder {
+            converter,
+            key_types: layout.key_fields.iter().map(|f| f.data_type).collect(),
+            arity: layout.key_arity(),
+        })
+    }
+
+    /// The bytes of one key (a value per key column).
+    pub fn encode(&self, key: &[Option<Datum>]) -> Result<Vec<u8>> {
+        let cols = self
+            .key_types
+            .iter()
+            .zip(key)
+            .map(|(t, v)| array_of(t, std::slice::from_ref(v)))
+            .collect::<Result<Vec<_>>>()?;
+        let rows = self.converter.convert_columns(&cols).map_err(|e| Error::invalid("key", e.to_string()))?;
+        Ok(rows.row(0).as_ref().to_vec())
+    }
+
+    /// The bytes of a key stored as a binary row (a file's min or max key).
+    pub fn encode_row(&self, row: &BinaryRow) -> Result<Vec<u8>> {
+        self.encode(&row.to_datums(&self.key_types)?)
+    }
+
+    /// The keys of `batch`'s rows (file layout: the key columns come first).
+    pub fn rows(&self, batch: &RecordBatch) -> std::result::Result<Rows, arrow_schema::ArrowError> {
+        self.converter.convert_columns(&batch.columns()[..self.arity])
+    }
+
+    /// No keys.
+    pub fn empty_rows(&self) -> Rows {
+        self.converter.empty_rows(0, 0)
+    }
 }
 
 /// Where a key's older copy is.
@@ -173,8 +221,7 @@ pub struct LookupLevels {
     layout: Arc<KeyValueLayout>,
     bucket_dir: String,
     need_values: bool,
-    converter: RowConverter,
-    key_types: Vec<DataType>,
+    keys: KeyEncoder,
     options: LookupCacheOptions,
     entries: HashMap<String, CacheEntry>,
     ranges: HashMap<String, (Vec<u8>, Vec<u8>)>,
@@ -207,16 +254,12 @@ impl LookupLevels {
         need_values: bool,
         options: LookupCacheOptions,
     ) -> Result<Self> {
-        let fields: Vec<SortField> = layout.key_fields.iter().map(|f| SortField::new(to_arrow(&f.data_type))).collect();
-        let converter = RowConverter::new(fields).map_err(|e| Error::invalid("key columns", e.to_string()))?;
-        let key_types = layout.key_fields.iter().map(|f| f.data_type).collect();
         Ok(LookupLevels {
+            keys: KeyEncoder::new(&layout)?,
             io,
             layout,
             bucket_dir,
             need_values,
-            converter,
-            key_types,
             options,
             entries: HashMap::new(),
             ranges: HashMap::new(),
@@ -263,16 +306,9 @@ impl LookupLevels {
         self.stats
     }
 
-    fn key_bytes(&self, row: &strata_spec::BinaryRow) -> Result<Vec<u8>> {
-        let values = row.to_datums(&self.key_types)?;
-        let cols = self.key_types.iter().zip(values).map(|(t, v)| array_of(t, &[v])).collect::<Result<Vec<_>>>()?;
-        let rows = self.converter.convert_columns(&cols).map_err(|e| Error::corrupt(format!("key: {e}")))?;
-        Ok(rows.row(0).as_ref().to_vec())
-    }
-
     fn range(&mut self, f: &DataFileMeta) -> Result<&(Vec<u8>, Vec<u8>)> {
         if !self.ranges.contains_key(&f.file_name) {
-            let r = (self.key_bytes(&f.min_key)?, self.key_bytes(&f.max_key)?);
+            let r = (self.keys.encode_row(&f.min_key)?, self.keys.encode_row(&f.max_key)?);
             self.ranges.insert(f.file_name.clone(), r);
         }
         self.ranges.get(&f.file_name).ok_or_else(|| Error::corrupt("lookup range vanished"))
@@ -297,11 +333,8 @@ impl LookupLevels {
             ),
         };
         let rows = match &batch {
-            Some(b) => self
-                .converter
-                .convert_columns(&b.columns()[..self.layout.key_arity()])
-                .map_err(|e| Error::corrupt(format!("{}: {e}", f.file_name)))?,
-            None => self.converter.empty_rows(0, 0),
+            Some(b) => self.keys.rows(b).map_err(|e| Error::corrupt(format!("{}: {e}", f.file_name)))?,
+            None => self.keys.empty_rows(),
         };
         let keys = rows
             .try_into_binary()
@@ -501,14 +534,7 @@ mod tests {
 
     /// Six level-1 files of even keys: [0, 100), [100, 200), ... (odd keys are absent).
     fn setup() -> (Arc<dyn FileIO>, Arc<KeyValueLayout>, Levels) {
-        let schema = TableSchema::new(
-            vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint())],
-            vec![],
-            vec!["id".into()],
-            Default::default(),
-            0,
-        )
-        .unwrap();
+        let schema = crate::test_util::schema("v", DataType::bigint());
         let layout = Arc::new(KeyValueLayout::new(&schema).unwrap());
         let io: Arc<dyn FileIO> = Arc::new(MemoryFileIO::new());
         let mut files = Vec::new();
@@ -545,7 +571,7 @@ mod tests {
     }
 
     fn key(ll: &LookupLevels, k: i64) -> Vec<u8> {
-        ll.key_bytes(&BinaryRow::from_datums(&[Some(Datum::BigInt(k))], &[DataType::bigint()]).unwrap()).unwrap()
+        ll.keys.encode(&[Some(Datum::BigInt(k))]).unwrap()
     }
 
     /// (file, position, value) of every key 0..600 in a scattered order that revisits files.

@@ -190,13 +190,7 @@ impl WriteBuffer {
         let mut order: Vec<u32> = (0..batch.num_rows() as u32).collect();
         order.sort_unstable_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
         let indices = arrow_array::UInt32Array::from(order);
-        let cols = batch
-            .columns()
-            .iter()
-            .map(|c| arrow_select::take::take(c.as_ref(), &indices, None))
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(sort_err)?;
-        let sorted = RecordBatch::try_new(batch.schema(), cols).map_err(sort_err)?;
+        let sorted = arrow_select::take::take_record_batch(&batch, &indices).map_err(sort_err)?;
         let step = batch_size.max(1);
         Ok((0..sorted.num_rows()).step_by(step).map(|o| sorted.slice(o, step.min(sorted.num_rows() - o))).collect())
     }
@@ -245,14 +239,7 @@ mod tests {
     use strata_spec::{DataType, TableSchema};
 
     fn layout() -> Arc<KeyValueLayout> {
-        let schema = TableSchema::new(
-            vec![("id".into(), DataType::bigint()), ("s".into(), DataType::string())],
-            vec![],
-            vec!["id".into()],
-            Default::default(),
-            0,
-        )
-        .unwrap();
+        let schema = crate::test_util::schema("s", DataType::string());
         Arc::new(KeyValueLayout::new(&schema).unwrap())
     }
 

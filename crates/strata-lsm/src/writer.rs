@@ -9,10 +9,8 @@
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array, Int8Array, RecordBatch};
-use arrow_row::{RowConverter, SortField};
 use parking_lot_free::Shared;
 use strata_dv::BucketedDvMaintainer;
-use strata_format::arrow_types::to_arrow;
 use strata_format::bucket_read::{run_reader, DataFileRef};
 use strata_format::merge::{LookupHook, LookupResult, MergeIterator, Run};
 use strata_format::merge_function::MergeConfig;
@@ -1027,9 +1025,7 @@ impl UnitJob {
         let layout = &self.files.layout;
         let r = DataFileRef { path: self.files.path(file), meta: file.clone(), dv: None };
         let columns = strata_format::bucket_read::file_columns(layout);
-        let k = layout.key_arity();
-        let fields: Vec<SortField> = layout.key_fields.iter().map(|f| SortField::new(to_arrow(&f.data_type))).collect();
-        let converter = RowConverter::new(fields).map_err(|e| Error::invalid("key columns", e.to_string()))?;
+        let keys = crate::lookup::KeyEncoder::new(layout)?;
         let mut hook = self.hook();
         for b in strata_format::bucket_read::open_data_file(
             self.files.io.as_ref(),
@@ -1040,7 +1036,7 @@ impl UnitJob {
         )? {
             self.check_cancelled()?;
             let b = b?;
-            let rows = converter.convert_columns(&b.columns()[..k]).map_err(|e| Error::corrupt(e.to_string()))?;
+            let rows = keys.rows(&b).map_err(|e| Error::corrupt(e.to_string()))?;
             for i in 0..rows.num_rows() {
                 hook.lookup(rows.row(i).as_ref())?;
             }
@@ -1151,14 +1147,7 @@ mod tests {
     /// deleted.
     #[test]
     fn a_committed_file_upgraded_then_compacted_in_one_cycle_is_deleted_once_at_its_committed_level() {
-        let schema = TableSchema::new(
-            vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint())],
-            vec![],
-            vec!["id".into()],
-            Default::default(),
-            0,
-        )
-        .unwrap();
+        let schema = crate::test_util::schema("v", DataType::bigint());
         let io: Arc<dyn FileIO> = Arc::new(MemoryFileIO::new());
         for f in ["c.parquet", "e.parquet"] {
             io.write(&join("/t/bucket-0", f), b"data").unwrap();

@@ -32,15 +32,14 @@ use std::sync::Arc;
 use arrow_array::{Array, BinaryArray, RecordBatch};
 use arrow_ipc::reader::FileReader;
 use arrow_ipc::writer::FileWriter;
-use arrow_row::{RowConverter, SortField};
 use parking_lot::Mutex;
 use strata_dv::DeletionVector;
-use strata_format::arrow_types::{array_of, to_arrow};
+
 use strata_format::bucket_read::{file_columns, open_data_file, DataFileRef};
 use strata_format::merge::Run;
 use strata_format::KeyValueLayout;
-use strata_lsm::{Bloom, LookupCacheOptions};
-use strata_spec::{BinaryRow, DataFileMeta, DataType, Datum, Error, Result, Snapshot};
+use strata_lsm::{Bloom, KeyEncoder, LookupCacheOptions};
+use strata_spec::{DataFileMeta, Datum, Error, Result, Snapshot};
 
 use crate::read::{merge_copies, route_key, RoutedKey};
 use crate::scan::data_file_path;
@@ -116,8 +115,7 @@ struct View {
     /// The schema id the view was opened for.
     schema_id: i64,
     layout: Arc<KeyValueLayout>,
-    converter: RowConverter,
-    key_types: Vec<DataType>,
+    keys: KeyEncoder,
     /// Deletion-vector (or first-row) tables read levels >= 1 only, as a scan does.
     raw: bool,
     cache: LookupCacheOptions,
@@ -129,10 +127,8 @@ impl View {
     fn new(table: Table) -> Result<Self> {
         let schema = table.schema();
         let layout = Arc::new(KeyValueLayout::new(schema)?);
-        let fields: Vec<SortField> = layout.key_fields.iter().map(|f| SortField::new(to_arrow(&f.data_type))).collect();
-        let converter = RowConverter::new(fields).map_err(|e| Error::invalid("key columns", e.to_string()))?;
         let o = schema.core_options();
-        let raw = crate::read::ReadBuilder::new(&table).is_raw_mode()?;
+        let raw = crate::read::ReadBuilder::new(&table).raw_mode()?;
         let cache = LookupCacheOptions {
             max_memory: o.lookup_cache_max_memory_size()?,
             max_disk: o.lookup_cache_max_disk_size()?,
@@ -143,31 +139,7 @@ impl View {
             "lz4" => Some(arrow_ipc::CompressionType::LZ4_FRAME),
             _ => None,
         };
-        Ok(View {
-            compression,
-            schema_id: schema.id,
-            key_types: layout.key_fields.iter().map(|f| f.data_type).collect(),
-            layout,
-            converter,
-            raw,
-            cache,
-            table,
-        })
-    }
-
-    fn key_bytes(&self, key: &[Option<Datum>]) -> Result<Vec<u8>> {
-        let cols = self
-            .key_types
-            .iter()
-            .zip(key)
-            .map(|(t, v)| array_of(t, std::slice::from_ref(v)))
-            .collect::<Result<Vec<_>>>()?;
-        let rows = self.converter.convert_columns(&cols).map_err(|e| Error::invalid("key", e.to_string()))?;
-        Ok(rows.row(0).as_ref().to_vec())
-    }
-
-    fn row_bytes(&self, row: &BinaryRow) -> Result<Vec<u8>> {
-        self.key_bytes(&row.to_datums(&self.key_types)?)
+        Ok(View { compression, schema_id: schema.id, keys: KeyEncoder::new(&layout)?, layout, raw, cache, table })
     }
 
     /// Each bucket's candidate files in `snapshot`.
@@ -181,8 +153,8 @@ impl View {
             let deletion_files_key = (e.partition.clone(), e.bucket, e.file.file_name.clone());
             buckets.entry((e.partition.serialize(), e.bucket)).or_default().push(Candidate {
                 path: data_file_path(&self.table, e)?,
-                min: self.row_bytes(&e.file.min_key)?,
-                max: self.row_bytes(&e.file.max_key)?,
+                min: self.keys.encode_row(&e.file.min_key)?,
+                max: self.keys.encode_row(&e.file.max_key)?,
                 meta: e.file.clone(),
                 deletion_file: deletion_files.remove(&deletion_files_key),
             });
@@ -220,10 +192,7 @@ impl View {
             while offset < b.num_rows() {
                 let block = b.slice(offset, BLOCK_ROWS.min(b.num_rows() - offset));
                 offset += block.num_rows();
-                let rows = self
-                    .converter
-                    .convert_columns(&block.columns()[..self.layout.key_arity()])
-                    .map_err(|e| Error::corrupt(format!("{}: {e}", meta.file_name)))?;
+                let rows = self.keys.rows(&block).map_err(|e| Error::corrupt(format!("{}: {e}", meta.file_name)))?;
                 keys.push(rows.try_into_binary().map_err(|e| Error::corrupt(format!("{}: {e}", meta.file_name)))?);
                 w.write(&block).map_err(err)?;
                 let last = built.block_starts.last().copied().unwrap_or(0);
@@ -449,6 +418,12 @@ impl TableQuery {
         Ok(TableQuery { state: Mutex::new(state), dir, next_local: AtomicU64::new(0) })
     }
 
+    /// A fresh name for a local lookup file of `meta` (two lookups may build the same data file at once).
+    fn new_local_path(&self, meta: &DataFileMeta) -> PathBuf {
+        let n = self.next_local.fetch_add(1, Ordering::Relaxed);
+        self.dir.path().join(format!("{n}-{}.lookup", meta.file_name))
+    }
+
     /// The snapshot the query reads (`None` for a table with no snapshot yet).
     pub fn snapshot_id(&self) -> Option<i64> {
         self.state.lock().snapshot.as_ref().map(|s| s.id)
@@ -501,7 +476,7 @@ impl TableQuery {
                 let st = self.state.lock();
                 let view = st.view.clone();
                 let RoutedKey { partition, bucket, key } = route_key(&view.table, &view.layout, key)?;
-                let key_bytes = view.key_bytes(&key)?;
+                let key_bytes = view.keys.encode(&key)?;
                 let hits: Vec<Candidate> = st
                     .buckets
                     .get(&(partition.serialize(), bucket))
@@ -530,9 +505,7 @@ impl TableQuery {
             // 2. Without the lock: build local files and read deletion vectors.
             let mut built = Vec::with_capacity(missing.len());
             for c in &missing {
-                let n = self.next_local.fetch_add(1, Ordering::Relaxed);
-                let local = self.dir.path().join(format!("{n}-{}.lookup", c.meta.file_name));
-                built.push((c.path.clone(), view.build(local, &c.path, &c.meta)?));
+                built.push((c.path.clone(), view.build(self.new_local_path(&c.meta), &c.path, &c.meta)?));
             }
             let mut vectors = Vec::with_capacity(missing_vectors.len());
             for d in &missing_vectors {
@@ -564,9 +537,7 @@ impl TableQuery {
                     // Evicted by another lookup since, or damaged (then already dropped): build it here, under
                     // the lock, so that nothing can take it away before it is read.
                     Err(_) => {
-                        let n = self.next_local.fetch_add(1, Ordering::Relaxed);
-                        let local = self.dir.path().join(format!("{n}-{}.lookup", c.meta.file_name));
-                        let f = view.build(local, &c.path, &c.meta)?;
+                        let f = view.build(self.new_local_path(&c.meta), &c.path, &c.meta)?;
                         st.insert(c.path.clone(), f);
                         st.evict(&keep);
                         match st.copies_in_file(&c.path, &key_bytes, dv.as_deref()) {
@@ -625,13 +596,7 @@ fn read_rows(
         }
         let idx: Vec<u32> = positions.iter().filter(|&&p| p >= start && p < end).map(|&p| (p - start) as u32).collect();
         let idx = arrow_array::UInt32Array::from(idx);
-        let cols = batch
-            .columns()
-            .iter()
-            .map(|c| arrow_select::take::take(c.as_ref(), &idx, None))
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| bad(e.to_string()))?;
-        pieces.push(RecordBatch::try_new(schema.clone(), cols).map_err(|e| bad(e.to_string()))?);
+        pieces.push(arrow_select::take::take_record_batch(&batch, &idx).map_err(|e| bad(e.to_string()))?);
     }
     let rows = arrow_select::concat::concat_batches(schema, &pieces).map_err(|e| bad(e.to_string()))?;
     Ok((rows, pieces.len() as u64))
@@ -642,7 +607,7 @@ mod tests {
     use super::*;
     use crate::write::TableWriter;
     use strata_io::{FileIO, LocalFileIO};
-    use strata_spec::TableSchema;
+    use strata_spec::{DataType, TableSchema};
 
     /// More data files than readers may stay open: every key is still found, and never more than
     /// `MAX_OPEN_READERS` local files are open at once.

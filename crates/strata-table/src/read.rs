@@ -152,11 +152,7 @@ impl ReadBuilder {
     }
 
     /// Whether this read skips level 0 and reads files without merging (deletion-vector or first-row tables).
-    pub(crate) fn is_raw_mode(&self) -> Result<bool> {
-        self.raw_mode()
-    }
-
-    fn raw_mode(&self) -> Result<bool> {
+    pub(crate) fn raw_mode(&self) -> Result<bool> {
         let o = self.table.schema().core_options();
         let first_row = o.merge_engine()? == MergeEngine::FirstRow;
         Ok((o.deletion_vectors_enabled()? && !o.deletion_vectors_merge_on_read()? || first_row) && !self.force_merge)

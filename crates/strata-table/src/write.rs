@@ -242,13 +242,8 @@ impl TableWrite {
                 continue;
             }
             let idx = UInt32Array::from(rows.clone());
-            let cols = batch
-                .columns()
-                .iter()
-                .map(|c| arrow_select::take::take(c.as_ref(), &idx, None))
-                .collect::<std::result::Result<Vec<_>, _>>()
+            let part = arrow_select::take::take_record_batch(&batch, &idx)
                 .map_err(|e| Error::invalid("rows", e.to_string()))?;
-            let part = RecordBatch::try_new(batch.schema(), cols).map_err(|e| Error::invalid("rows", e.to_string()))?;
             let k: Vec<i8> = rows.iter().map(|&r| kinds[r as usize]).collect();
             self.writer(&partition, bucket)?.write(&part, &k)?;
         }
