@@ -212,17 +212,37 @@ fn scan_rate(table: &Table) -> Result<(usize, f64)> {
 }
 
 /// Runs the benchmark; prints a table (or JSON) and writes `scan_vs_runs.svg` into `dir`.
+///
+/// The tables go into a fresh subdirectory of `dir` that this run creates and removes (whatever happens), so
+/// nothing already in `dir` is touched but the chart file.
 pub fn run(dir: &str, rows: usize, rounds: usize, buckets: u32, json_out: bool) -> Result<Value> {
     let io = Arc::new(CountingIO { inner: LocalFileIO::new(), written: AtomicU64::new(0) });
+    let work = format!("{dir}/strata-bench-{}", uuid::Uuid::new_v4());
+    io.mkdirs(&work)?;
+    let result = run_in(&io, &work, dir, rows, rounds, buckets, json_out);
+    let removed = io.delete_dir(&work);
+    let report = result?;
+    removed?;
+    Ok(report)
+}
+
+fn run_in(
+    io: &Arc<CountingIO>,
+    work: &str,
+    dir: &str,
+    rows: usize,
+    rounds: usize,
+    buckets: u32,
+    json_out: bool,
+) -> Result<Value> {
     let dyn_io: Arc<dyn FileIO> = io.clone();
-    io.delete_dir(dir)?;
     let w = Workload { rows, rounds };
     let mut report = serde_json::Map::new();
     let mut lines = Vec::new();
     // Ingest in the shape of Paimon's TableWriterBenchmark: one bucket (so one writer thread), random keys,
     // one commit, compaction included; rows generated before the clock starts. Measured first, before the
     // other phases leave gigabytes of dirty pages for the kernel to write back while it runs.
-    let ingest = Table::create(dyn_io.clone(), &format!("{dir}/bench.db/ingest"), schema(false, 1, &[])?)?;
+    let ingest = Table::create(dyn_io.clone(), &format!("{work}/bench.db/ingest"), schema(false, 1, &[])?)?;
     let mut rng = StdRng::seed_from_u64(7);
     let batches: Vec<RecordBatch> = (0..rows)
         .step_by(100_000)
@@ -256,7 +276,7 @@ pub fn run(dir: &str, rows: usize, rounds: usize, buckets: u32, json_out: bool) 
     drop(batches);
 
     for (name, dv) in [("dv", true), ("mor", false)] {
-        let table = Table::create(dyn_io.clone(), &format!("{dir}/bench.db/{name}"), schema(dv, buckets, &[])?)?;
+        let table = Table::create(dyn_io.clone(), &format!("{work}/bench.db/{name}"), schema(dv, buckets, &[])?)?;
         reset_peak();
         let before = io.written.load(Ordering::Relaxed);
         let (write_secs, written) = run_writes(&table, &w, 200_000)?;
@@ -352,14 +372,14 @@ pub fn run(dir: &str, rows: usize, rounds: usize, buckets: u32, json_out: bool) 
     let small = Workload { rows: (rows / 4).max(1000), rounds: 0 };
     let mor = Table::create(
         dyn_io.clone(),
-        &format!("{dir}/bench.db/runs_mor"),
+        &format!("{work}/bench.db/runs_mor"),
         schema(
             false,
             buckets,
             &[("num-sorted-run.compaction-trigger", "100"), ("num-sorted-run.stop-trigger", "200")],
         )?,
     )?;
-    let dvt = Table::create(dyn_io.clone(), &format!("{dir}/bench.db/runs_dv"), schema(true, buckets, &[])?)?;
+    let dvt = Table::create(dyn_io.clone(), &format!("{work}/bench.db/runs_dv"), schema(true, buckets, &[])?)?;
     let mut series = Vec::new();
     let mut wm = TableWriter::new(&mor, "runs")?;
     let mut wd = TableWriter::new(&dvt, "runs")?;

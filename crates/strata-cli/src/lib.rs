@@ -162,7 +162,7 @@ enum Command {
         /// Buckets per table.
         #[arg(long, default_value_t = 4)]
         buckets: u32,
-        /// Where the tables go (replaced).
+        /// Where the chart goes; the tables go into a fresh subdirectory that the run removes.
         #[arg(long, default_value = "strata-bench")]
         dir: String,
         /// Print JSON.
@@ -443,20 +443,7 @@ fn run(cli: Cli) -> Result<(), Error> {
             );
         }
         Command::Write { table_dir, inputs, json } => {
-            let table = Table::open(io(), &absolute(&table_dir))?;
-            let mut rows = 0usize;
-            let mut write = strata_table::write::TableWrite::new(&table)?;
-            for input in &inputs {
-                for batch in read_input(&table, input)? {
-                    rows += batch.num_rows();
-                    write.write_batch(&batch)?;
-                }
-            }
-            let progress = Progress::start("flushing, compacting and committing");
-            // One commit per call, like a Paimon batch write: compaction finishes inside it.
-            let messages = write.prepare_commit_waiting()?;
-            let outcome = commit(&table, messages, None)?;
-            progress.finish();
+            let (rows, outcome) = write_inputs(&absolute(&table_dir), &inputs)?;
             report(
                 json,
                 &serde_json::json!({"rows": rows, "snapshot": outcome}),
@@ -477,7 +464,7 @@ fn run(cli: Cli) -> Result<(), Error> {
             progress.finish();
             let files_before: usize = messages.iter().map(|m| m.compact_before.len()).sum();
             let files_after: usize = messages.iter().map(|m| m.compact_after.len()).sum();
-            let outcome = commit(&table, messages, Some(strata_spec::CommitKind::Compact))?;
+            let outcome = commit(&table, &mut write, messages, Some(strata_spec::CommitKind::Compact))?;
             report(
                 json,
                 &serde_json::json!({"filesRemoved": files_before, "filesAdded": files_after, "snapshot": outcome}),
@@ -594,14 +581,64 @@ fn report(json: bool, value: &serde_json::Value, text: &str) {
 }
 
 /// Commits as a one-off batch job (a fresh commit user; Paimon's batch identifier).
+/// Writes the inputs in one commit. A commit refused as a conflict (another writer changed a bucket this
+/// write touches since it began) committed nothing and removed its files; the whole write is then done
+/// again on the latest snapshot, up to `commit.max-retries` times, so concurrent writers land in commit
+/// order instead of failing.
+fn write_inputs(table_dir: &str, inputs: &[String]) -> Result<(usize, Option<i64>), Error> {
+    let mut attempt = 0u32;
+    loop {
+        let table = Table::open(io(), table_dir)?;
+        let max_retries = table.schema().core_options().commit_max_retries()?;
+        let mut rows = 0usize;
+        let mut write = strata_table::write::TableWrite::new(&table)?;
+        for input in inputs {
+            for batch in read_input(&table, input)? {
+                rows += batch.num_rows();
+                write.write_batch(&batch)?;
+            }
+        }
+        let progress = Progress::start("flushing, compacting and committing");
+        // One commit per call, like a Paimon batch write: compaction finishes inside it.
+        let messages = write.prepare_commit_waiting()?;
+        let result = commit(&table, &mut write, messages, None);
+        progress.finish();
+        match result {
+            Err(e) if e.kind() == ErrorKind::Conflict && attempt < max_retries => {
+                attempt += 1;
+                tracing::info!(attempt, error = %e, "write conflicted with a concurrent commit; writing again");
+                let wait = 10u64 << attempt.min(10);
+                std::thread::sleep(std::time::Duration::from_millis(rand::random_range(wait / 2..=wait)));
+            }
+            Err(e) => return Err(e),
+            Ok(outcome) => return Ok((rows, outcome)),
+        }
+    }
+}
+
+/// Commits `messages` as a fresh commit user. When the commit fails and did not land, the files the
+/// messages added are removed (best effort), so a failed write or compaction (a conflict, a full disk)
+/// leaves no orphans behind.
 fn commit(
     table: &Table,
+    write: &mut strata_table::write::TableWrite,
     messages: Vec<strata_table::CommitMessage>,
     kind: Option<strata_spec::CommitKind>,
 ) -> Result<Option<i64>, Error> {
     let user = format!("strata-cli-{}", uuid::Uuid::new_v4());
     let c = strata_table::Committable { identifier: i64::MAX, messages, kind, properties: None };
-    Ok(table.new_commit(&user)?.commit(&c)?.snapshot_id())
+    let committer = table.new_commit(&user)?;
+    match committer.commit(&c) {
+        Ok(outcome) => Ok(outcome.snapshot_id()),
+        Err(e) => {
+            let landed = e.kind() != ErrorKind::Conflict
+                && committer.filter_committed(&[c.identifier]).map_or(true, |left| left.is_empty());
+            if !landed {
+                write.discard(&c.messages);
+            }
+            Err(e)
+        }
+    }
 }
 
 /// Reads an input file as batches of the table's columns (by extension: .jsonl/.json, .csv, .parquet).
@@ -653,7 +690,7 @@ fn demo(warehouse: &str, rounds: usize, rows_per_round: usize, json: bool) -> Re
     let mut tables = Vec::new();
     for (name, dv) in [("kv_dv", true), ("kv_mor", false)] {
         // The demo owns its tables: start from scratch each run.
-        io().delete_dir(&catalog.table_path("demo", name))?;
+        Table::delete_table_dir(&io(), &catalog.table_path("demo", name))?;
         let schema = TableSchema::new(
             parse_columns("id BIGINT NOT NULL, name STRING, v BIGINT")?,
             vec![],

@@ -32,18 +32,13 @@ impl BucketedDvMaintainer {
         BucketedDvMaintainer { bitmap64, vectors: BTreeMap::new(), modified: false, current_file: None }
     }
 
-    /// Restores the bucket's vectors from its current DV index file (in `index_dir`), if it has one.
-    pub fn restore(
-        io: &dyn FileIO,
-        index_dir: &str,
-        index_file: Option<&IndexFileMeta>,
-        bitmap64: bool,
-    ) -> Result<Self> {
+    /// Restores the bucket's vectors from its current DV index file (with the path it is read from), if it has
+    /// one.
+    pub fn restore(io: &dyn FileIO, index_file: Option<(&IndexFileMeta, &str)>, bitmap64: bool) -> Result<Self> {
         let mut m = Self::new(bitmap64);
-        if let Some(f) = index_file {
-            let path = join(index_dir, &f.file_name);
+        if let Some((f, path)) = index_file {
             let metas = f.dv_ranges.clone().unwrap_or_default();
-            for (name, dv) in read_all_deletion_vectors(io, &path, &metas)? {
+            for (name, dv) in read_all_deletion_vectors(io, path, &metas)? {
                 m.vectors.insert(name, dv);
             }
             m.current_file = Some(f.clone());

@@ -201,7 +201,12 @@ fn maintainer_writes_only_when_modified_and_empties_to_a_versioned_file() {
     assert_eq!(first.new_file.row_count, 2);
     assert!(m.write_index_file(io.as_ref(), "/t/index", "index-x-2").unwrap().is_none());
 
-    let mut restored = BucketedDvMaintainer::restore(io.as_ref(), "/t/index", Some(&first.new_file), false).unwrap();
+    let mut restored = BucketedDvMaintainer::restore(
+        io.as_ref(),
+        Some((&first.new_file, &format!("/t/index/{}", first.new_file.file_name))),
+        false,
+    )
+    .unwrap();
     assert!(restored.deletion_vector_of("f1").unwrap().is_deleted(7));
     restored.remove_deletion_vector_of("f1");
     restored.remove_deletion_vector_of("f2");

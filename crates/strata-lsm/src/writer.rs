@@ -170,6 +170,10 @@ pub struct CommitIncrement {
     /// bucket had none). The commit refuses to go ahead if another commit replaced it meanwhile, since this
     /// writer's compactions and vectors were computed against it.
     pub dv_index_base: Option<Option<String>>,
+    /// The first sequence number this cycle gave a written row (`None` when the cycle wrote none). The
+    /// commit refuses the increment when the bucket holds a row from another writer at or above it: this
+    /// writer's rows would then sort below rows that committed earlier, and be shadowed by them.
+    pub first_new_sequence: Option<i64>,
 }
 
 impl CommitIncrement {
@@ -222,6 +226,8 @@ pub struct MergeTreeWriter {
     state: Shared<LookupState>,
     buffer: WriteBuffer,
     next_seq: i64,
+    /// `next_seq` when the current commit cycle began.
+    cycle_start_seq: i64,
     trigger_count: u32,
     increment: CommitIncrement,
     bucket: i32,
@@ -257,6 +263,7 @@ impl MergeTreeWriter {
             if opts.deletion_vectors { Some(dv.unwrap_or_else(|| BucketedDvMaintainer::new(false))) } else { None };
         Ok(MergeTreeWriter {
             next_seq: levels.max_sequence_number() + 1,
+            cycle_start_seq: levels.max_sequence_number() + 1,
             io,
             opts,
             bucket_dir,
@@ -741,6 +748,8 @@ impl MergeTreeWriter {
         let mut inc = std::mem::take(&mut self.increment);
         inc.dv_index_base = dv_base;
         inc.new_index_files.extend(new_index.map(|change| change.new_file));
+        inc.first_new_sequence = (self.next_seq > self.cycle_start_seq).then_some(self.cycle_start_seq);
+        self.cycle_start_seq = self.next_seq;
         self.uncommitted.clear();
         Ok(inc)
     }

@@ -7,6 +7,7 @@ use apache_avro::types::Value;
 use crate::avro::{build, Record};
 use crate::binary_row::BinaryRow;
 use crate::error::Result;
+use crate::file_name::{check_external_path, check_file_name};
 use crate::stats::SimpleStats;
 
 /// Where a data file came from (`FileSource`).
@@ -126,6 +127,18 @@ impl DataFileMeta {
 
     /// Reads the Avro record.
     pub fn from_avro(r: &Record<'_>) -> Result<Self> {
+        let meta = Self::from_avro_unchecked(r)?;
+        check_file_name(&meta.file_name, "_FILE_NAME")?;
+        for extra in &meta.extra_files {
+            check_file_name(extra, "_EXTRA_FILES")?;
+        }
+        if let Some(p) = &meta.external_path {
+            check_external_path(p, "_EXTERNAL_PATH")?;
+        }
+        Ok(meta)
+    }
+
+    fn from_avro_unchecked(r: &Record<'_>) -> Result<Self> {
         Ok(DataFileMeta {
             file_name: r.string("_FILE_NAME")?,
             file_size: r.long("_FILE_SIZE")?,

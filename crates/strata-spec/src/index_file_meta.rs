@@ -7,6 +7,7 @@ use apache_avro::types::Value;
 
 use crate::avro::{build, Record};
 use crate::error::{Error, Result};
+use crate::file_name::{check_external_path, check_file_name};
 
 /// `indexType` of deletion-vector index files.
 pub const DELETION_VECTORS_INDEX: &str = "DELETION_VECTORS";
@@ -121,8 +122,10 @@ impl IndexFileMeta {
                     .into_iter()
                     .map(|v| {
                         let m = Record::new("DeletionVectorMeta", v)?;
+                        let data_file_name = m.string("f0")?;
+                        check_file_name(&data_file_name, "deletion vector data file name")?;
                         Ok(DeletionVectorMeta {
-                            data_file_name: m.string("f0")?,
+                            data_file_name,
                             offset: m.int("f1")?,
                             length: m.int("f2")?,
                             cardinality: m.opt_long("_CARDINALITY")?,
@@ -152,13 +155,19 @@ impl IndexFileMeta {
                 source_meta: g.opt_bytes("_SOURCE_META")?,
             }),
         };
+        let file_name = r.string("_FILE_NAME")?;
+        check_file_name(&file_name, "index file _FILE_NAME")?;
+        let external_path = r.opt_string("_EXTERNAL_PATH")?;
+        if let Some(p) = &external_path {
+            check_external_path(p, "index file _EXTERNAL_PATH")?;
+        }
         Ok(IndexFileMeta {
             index_type: r.string("_INDEX_TYPE")?,
-            file_name: r.string("_FILE_NAME")?,
+            file_name,
             file_size: r.long("_FILE_SIZE")?,
             row_count: r.long("_ROW_COUNT")?,
             dv_ranges,
-            external_path: r.opt_string("_EXTERNAL_PATH")?,
+            external_path,
             global_index,
         })
     }

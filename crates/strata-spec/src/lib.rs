@@ -7,6 +7,7 @@ pub mod binary_row;
 pub mod bucket;
 pub mod data_file_meta;
 pub mod error;
+pub mod file_name;
 pub mod index_file_meta;
 pub mod index_manifest_entry;
 pub mod manifest_entry;

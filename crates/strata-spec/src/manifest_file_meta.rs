@@ -7,6 +7,7 @@ use apache_avro::types::Value;
 
 use crate::avro::{self, build, Record};
 use crate::error::{Error, Result};
+use crate::file_name::check_file_name;
 use crate::stats::SimpleStats;
 
 /// `_VERSION` written in manifest lists.
@@ -68,8 +69,10 @@ impl ManifestFileMeta {
         if version != MANIFEST_FILE_META_VERSION {
             return Err(Error::unsupported(format!("manifest list version {version}")));
         }
+        let file_name = r.string("_FILE_NAME")?;
+        check_file_name(&file_name, "manifest list _FILE_NAME")?;
         Ok(ManifestFileMeta {
-            file_name: r.string("_FILE_NAME")?,
+            file_name,
             file_size: r.long("_FILE_SIZE")?,
             num_added_files: r.long("_NUM_ADDED_FILES")?,
             num_deleted_files: r.long("_NUM_DELETED_FILES")?,

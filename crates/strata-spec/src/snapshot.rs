@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::file_name::{check_file_name, check_opt_file_name};
 
 /// The snapshot format version Strata writes.
 pub const SNAPSHOT_VERSION: i32 = 3;
@@ -118,6 +119,11 @@ impl Snapshot {
         if s.id < 1 {
             return Err(Error::corrupt(format!("snapshot id {} is below 1", s.id)));
         }
+        check_file_name(&s.base_manifest_list, "baseManifestList")?;
+        check_file_name(&s.delta_manifest_list, "deltaManifestList")?;
+        check_opt_file_name(s.changelog_manifest_list.as_deref(), "changelogManifestList")?;
+        check_opt_file_name(s.index_manifest.as_deref(), "indexManifest")?;
+        check_opt_file_name(s.statistics.as_deref(), "statistics")?;
         Ok(s)
     }
 

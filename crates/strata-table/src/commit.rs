@@ -58,6 +58,11 @@ pub struct CommitMessage {
     /// different one: another writer changed the bucket's deletion vectors, and committing would drop them
     /// (the failure behind Paimon issue 4588).
     pub expected_dv_index: Option<Option<String>>,
+    /// The first sequence number the writer gave a row of this message (`None`: the message holds no new
+    /// rows, only compactions). The commit is a conflict when the bucket already holds a row at or above it:
+    /// another writer committed rows there since this writer began, and this later commit's rows would sort
+    /// below them and be shadowed, so an acknowledged write would silently lose.
+    pub first_new_sequence: Option<i64>,
 }
 
 impl CommitMessage {
@@ -115,8 +120,38 @@ impl CommitMessage {
         if self.expected_dv_index.is_none() {
             self.expected_dv_index = later.expected_dv_index;
         }
+        self.first_new_sequence = match (self.first_new_sequence, later.first_new_sequence) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         dropped
     }
+}
+
+/// Commit order is the order readers see: a message's new rows must sort above every row its bucket holds.
+/// A writer numbers rows from the bucket's largest sequence number when it began; if another writer
+/// committed rows to the bucket since, their numbers can be as high or higher, and a reader merging by
+/// sequence number would let the earlier commit shadow this later one. Nothing but a rewrite of this
+/// writer's files could fix that, so it is a conflict: the caller discards the message's files and writes
+/// again on the new snapshot.
+fn check_sequence_order(live: &LiveFiles, c: &Committable) -> Result<()> {
+    for m in &c.messages {
+        let Some(first) = m.first_new_sequence else { continue };
+        let bucket_max = live
+            .values()
+            .filter(|e| e.bucket == m.bucket && e.partition == m.partition)
+            .map(|e| e.file.max_sequence_number)
+            .max();
+        if let Some(max) = bucket_max.filter(|&max| max >= first) {
+            return Err(Error::Conflict {
+                message: format!(
+                    "bucket {} received rows from another writer (sequence numbers up to {max}) since this writer began numbering its rows at {first}; committing would let those earlier rows shadow these, so nothing was committed: write again on the latest snapshot",
+                    m.bucket
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Files that [`CommitMessage::absorb`] left unreferenced.
@@ -390,6 +425,7 @@ impl FileStoreCommit {
                 }
             }
         }
+        check_sequence_order(live, c)?;
         if self.key_types.is_empty() {
             return Ok(());
         }

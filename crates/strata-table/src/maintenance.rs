@@ -10,10 +10,11 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
 use serde::Serialize;
-use strata_io::{join, FileStatus};
+use strata_io::FileStatus;
 use strata_spec::{Error, FileKind, Result, Snapshot};
 
 use crate::commit::now_millis;
+use crate::paths::escape_path_name;
 use crate::scan::data_file_path;
 use crate::table::Table;
 
@@ -202,12 +203,112 @@ pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<Maintenan
     Ok(report)
 }
 
-fn list_recursive(table: &Table, dir: &str, out: &mut Vec<FileStatus>) -> Result<()> {
-    for s in table.io().list(dir)? {
-        if s.is_dir {
-            list_recursive(table, &s.path, out)?;
-        } else {
-            out.push(s);
+/// Where in Paimon's layout a file lies, which says which names Paimon (and Strata) write there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Area {
+    Snapshot,
+    Schema,
+    Manifest,
+    Index,
+    Bucket,
+}
+
+impl Area {
+    /// Whether `name` is one Paimon writes in this area (or a temporary file of `LocalFileIO`'s form
+    /// `<name>.<uuid>.tmp` for one): orphan cleanup never looks at anything else, so a user's own files in the
+    /// table directory are never taken for orphans.
+    fn owns(self, name: &str, data_prefixes: &[&str]) -> bool {
+        if let Some(target) = temp_target(name) {
+            return self.owns_final(target, data_prefixes) || (self == Area::Snapshot && is_hint(target));
+        }
+        // Final snapshot and schema files are never orphans: only their temporary files are candidates.
+        matches!(self, Area::Manifest | Area::Index | Area::Bucket) && self.owns_final(name, data_prefixes)
+    }
+
+    fn owns_final(self, name: &str, data_prefixes: &[&str]) -> bool {
+        let counted = |prefix: &str| name.strip_prefix(prefix).is_some_and(is_uuid_counter);
+        match self {
+            Area::Snapshot => name.strip_prefix("snapshot-").is_some_and(|n| n.parse::<i64>().is_ok()),
+            Area::Schema => name.strip_prefix("schema-").is_some_and(|n| n.parse::<i64>().is_ok()),
+            Area::Manifest => counted("manifest-list-") || counted("index-manifest-") || counted("manifest-"),
+            Area::Index => counted("index-"),
+            Area::Bucket => data_prefixes.iter().any(|p| {
+                // `<prefix><uuid>-<n>.<ext>` (the extension may carry a compression part).
+                name.strip_prefix(p).and_then(|rest| rest.split_once('.')).is_some_and(|(id, _)| is_uuid_counter(id))
+            }),
+        }
+    }
+}
+
+fn is_hint(name: &str) -> bool {
+    name == "LATEST" || name == "EARLIEST"
+}
+
+/// `<uuid>-<n>`, as Paimon's path factories name files.
+fn is_uuid_counter(s: &str) -> bool {
+    s.rsplit_once('-').is_some_and(|(uuid, n)| uuid::Uuid::parse_str(uuid).is_ok() && n.parse::<u64>().is_ok())
+}
+
+/// The file a temporary file `<name>.<uuid>.tmp` was going to become.
+fn temp_target(name: &str) -> Option<&str> {
+    let (target, uuid) = name.strip_suffix(".tmp")?.rsplit_once('.')?;
+    uuid::Uuid::parse_str(uuid).ok().map(|_| target)
+}
+
+/// The files orphan cleanup may consider: only in the directories Paimon's layout defines (snapshot, schema,
+/// manifest, index, and `bucket-N` directories under partition directories of the table's own partition
+/// keys) and only names Paimon writes there. Tags, branches, consumers, statistics and anything a user put in
+/// the table directory are never listed.
+fn cleanup_candidates(table: &Table) -> Result<Vec<(FileStatus, Area)>> {
+    let o = table.schema().core_options();
+    let data_prefix = o.get("data-file.prefix").unwrap_or("data-").to_string();
+    let changelog_prefix = o.get("changelog-file.prefix").unwrap_or("changelog-").to_string();
+    let prefixes = [data_prefix.as_str(), changelog_prefix.as_str()];
+    let paths = table.path_factory();
+    let mut out = Vec::new();
+    let flat = [
+        (table.snapshot_manager().dir().to_string(), Area::Snapshot),
+        (paths.schema_dir(), Area::Schema),
+        (paths.manifest_dir(), Area::Manifest),
+        (paths.index_dir(), Area::Index),
+    ];
+    for (dir, area) in flat {
+        out.extend(
+            table
+                .io()
+                .list(&dir)?
+                .into_iter()
+                .filter(|f| !f.is_dir && area.owns(f.name(), &prefixes))
+                .map(|f| (f, area)),
+        );
+    }
+    let keys: Vec<String> = table.schema().partition_keys.iter().map(|k| format!("{}=", escape_path_name(k))).collect();
+    collect_bucket_files(table, table.path(), &keys, &prefixes, &mut out)?;
+    Ok(out)
+}
+
+fn collect_bucket_files(
+    table: &Table,
+    dir: &str,
+    keys: &[String],
+    prefixes: &[&str],
+    out: &mut Vec<(FileStatus, Area)>,
+) -> Result<()> {
+    for s in table.io().list(dir)?.into_iter().filter(|s| s.is_dir) {
+        match keys.first() {
+            Some(key) if s.name().starts_with(key.as_str()) => {
+                collect_bucket_files(table, &s.path, &keys[1..], prefixes, out)?
+            }
+            None if s.name().strip_prefix("bucket-").is_some_and(|b| b.parse::<i32>().is_ok()) => {
+                let files = table.io().list(&s.path)?;
+                out.extend(
+                    files
+                        .into_iter()
+                        .filter(|f| !f.is_dir && Area::Bucket.owns(f.name(), prefixes))
+                        .map(|f| (f, Area::Bucket)),
+                );
+            }
+            _ => {}
         }
     }
     Ok(())
@@ -219,8 +320,7 @@ pub fn remove_orphan_files(table: &Table, older_than: Duration, dry_run: bool) -
     let _span = tracing::info_span!("remove_orphan_files", path = table.path()).entered();
     let sm = table.snapshot_manager();
     let cutoff = now_millis() - older_than.as_millis() as i64;
-    let mut files = Vec::new();
-    list_recursive(table, table.path(), &mut files)?;
+    let files = cleanup_candidates(table)?;
     let referenced = |ids: &[i64]| -> Result<References> {
         let mut all = References::default();
         let mut cache = HashMap::new();
@@ -248,30 +348,14 @@ pub fn remove_orphan_files(table: &Table, older_than: Duration, dry_run: bool) -
     };
     let ids = sm.list_ids()?;
     let refs = referenced(&ids)?;
-    let snapshot_dir = sm.dir().to_string();
-    let schema_dir = join(table.path(), "schema");
-    let manifest_dir = table.path_factory().manifest_dir();
-    let index_dir = table.path_factory().index_dir();
-    let mut candidates: Vec<FileStatus> = files
+    let mut candidates: Vec<(FileStatus, Area)> = files
         .into_iter()
-        .filter(|f| f.modified_millis < cutoff)
-        .filter(|f| {
-            let name = f.name();
-            let dir = strata_io::parent(&f.path);
-            if dir == snapshot_dir {
-                // Snapshot files and hints are never orphans; temp files of failed creates are.
-                return name.ends_with(".tmp");
-            }
-            if dir == schema_dir {
-                return name.ends_with(".tmp");
-            }
-            if dir == manifest_dir {
-                return !refs.meta.contains(name);
-            }
-            if dir == index_dir {
-                return !refs.index.contains(name);
-            }
-            !refs.data.contains(&f.path)
+        .filter(|(f, _)| f.modified_millis < cutoff)
+        .filter(|(f, area)| match area {
+            Area::Snapshot | Area::Schema => true,
+            Area::Manifest => !refs.meta.contains(f.name()),
+            Area::Index => !refs.index.contains(f.name()),
+            Area::Bucket => !refs.data.contains(&f.path),
         })
         .collect();
     // Snapshots committed while we listed may reference candidates: look again before deleting (the race
@@ -279,21 +363,17 @@ pub fn remove_orphan_files(table: &Table, older_than: Duration, dry_run: bool) -
     let newer: Vec<i64> = sm.list_ids()?.into_iter().filter(|id| !ids.contains(id)).collect();
     if !newer.is_empty() {
         let more = referenced(&newer)?;
-        candidates.retain(|f| {
+        candidates.retain(|(f, _)| {
             !more.data.contains(&f.path) && !more.meta.contains(f.name()) && !more.index.contains(f.name())
         });
     }
     let mut report = MaintenanceReport { dry_run, ..Default::default() };
-    for f in candidates {
-        let dir = strata_io::parent(&f.path);
-        let list = if dir == manifest_dir {
-            &mut report.manifests
-        } else if dir == index_dir {
-            &mut report.index_files
-        } else if f.name().starts_with("data-") || f.name().starts_with("changelog-") {
-            &mut report.data_files
-        } else {
-            &mut report.other_files
+    for (f, area) in candidates {
+        let list = match area {
+            Area::Manifest if temp_target(f.name()).is_none() => &mut report.manifests,
+            Area::Index if temp_target(f.name()).is_none() => &mut report.index_files,
+            Area::Bucket if temp_target(f.name()).is_none() => &mut report.data_files,
+            _ => &mut report.other_files,
         };
         list.push(f.path.clone());
         if !dry_run {

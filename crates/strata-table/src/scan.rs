@@ -4,6 +4,7 @@
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use strata_io::join;
+use strata_spec::file_name::external_path_within;
 use strata_spec::{ManifestEntry, Result};
 
 use crate::paths::partition_path;
@@ -41,10 +42,14 @@ impl ScanResult {
     }
 }
 
-/// The data file path of a manifest entry.
+/// The data file path of a manifest entry: under the bucket directory by its name (checked to be a plain
+/// name when the manifest was decoded), or at its external path when that lies under one of the roots of
+/// `data-file.external-paths`. Scans, lookups, compactions, expiration and orphan cleanup all resolve data
+/// files here, so no metadata can make any of them read or delete a file outside the table's roots.
 pub fn data_file_path(table: &Table, e: &ManifestEntry) -> Result<String> {
     if let Some(p) = &e.file.external_path {
-        return Ok(p.clone());
+        return external_path_within(p, table.external_path_roots(), "data file _EXTERNAL_PATH")
+            .map_err(|err| err.in_file(&format!("manifest entry of {}", e.file.file_name)));
     }
     let fields = table.schema().partition_fields()?;
     let part = partition_path(&e.partition, &fields, table.schema().core_options().partition_default_name())?;

@@ -5,12 +5,17 @@ use std::sync::Arc;
 
 use strata_dv::BucketedDvMaintainer;
 use strata_io::FileIO;
+use strata_spec::file_name::external_path_within;
 use strata_spec::index_file_meta::DELETION_VECTORS_INDEX;
 use strata_spec::{
-    BinaryRow, DataType, DeletionVectorMeta, Error, IndexManifestEntry, ManifestEntry, Result, Snapshot, TableSchema,
+    BinaryRow, DataType, DeletionVectorMeta, Error, IndexFileMeta, IndexManifestEntry, ManifestEntry, Result, Snapshot,
+    TableSchema,
 };
 
 use crate::commit::{FileStoreCommit, RetryPolicy};
+
+/// Paimon's option naming the roots under which data files may live outside the table.
+pub const EXTERNAL_PATHS_OPTION: &str = "data-file.external-paths";
 use crate::manifest_io::ManifestStore;
 use crate::paths::PathFactory;
 use crate::schema_manager::SchemaManager;
@@ -56,9 +61,40 @@ impl Table {
         if !schemas.list_ids()?.is_empty() {
             return Err(Error::AlreadyExists { path: path.to_string() });
         }
+        // Orphan cleanup owns the table directory's Paimon layout; a directory that already holds other
+        // files is someone else's, and creating a table there would mix the two. (A `schema` directory alone
+        // is what a create interrupted before its first schema file leaves.)
+        let foreign: Vec<String> = io
+            .list(path)?
+            .into_iter()
+            .filter(|e| !(e.is_dir && e.name() == "schema"))
+            .map(|e| e.name().to_string())
+            .collect();
+        if !foreign.is_empty() {
+            return Err(Error::invalid(
+                format!("table directory {path}"),
+                format!(
+                    "it is not empty and holds no Paimon table (found {}); create a table in a new or empty directory",
+                    foreign.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
         let schema = TableSchema { id: 0, ..schema };
         schemas.create(&schema)?;
         Self::open(io, path)
+    }
+
+    /// Deletes the table at `path` and everything under it, for tools that own a scratch table (the demo, the
+    /// workload replayer). A missing or empty directory is fine; a non-empty directory that holds no Paimon
+    /// table is refused, so a mistyped path never deletes someone's files.
+    pub fn delete_table_dir(io: &Arc<dyn FileIO>, path: &str) -> Result<()> {
+        if !SchemaManager::new(io.clone(), path).list_ids()?.is_empty() || io.list(path)?.is_empty() {
+            return io.delete_dir(path);
+        }
+        Err(Error::invalid(
+            format!("table directory {path}"),
+            "it holds files but no Paimon table; refusing to delete it".to_string(),
+        ))
     }
 
     /// Opens the table at `path` with its newest schema.
@@ -217,7 +253,23 @@ impl Table {
                 })
                 .map(|e| e.index_file),
         };
-        BucketedDvMaintainer::restore(self.io.as_ref(), &self.paths.index_dir(), index_file.as_ref(), bitmap64)
+        let path = index_file.as_ref().map(|f| self.index_file_path(f)).transpose()?;
+        BucketedDvMaintainer::restore(self.io.as_ref(), index_file.as_ref().zip(path.as_deref()), bitmap64)
+    }
+
+    /// Where an index file is: under `index/` by its name, or at its external path when that lies under one of
+    /// the roots of `data-file.external-paths` (anything else is a corrupt-table error).
+    pub fn index_file_path(&self, f: &IndexFileMeta) -> Result<String> {
+        match &f.external_path {
+            Some(p) => external_path_within(p, self.external_path_roots(), "index file _EXTERNAL_PATH")
+                .map_err(|e| e.in_file(&format!("index manifest entry of {}", f.file_name))),
+            None => Ok(self.paths.index_path(&f.file_name)),
+        }
+    }
+
+    /// The roots under which metadata may place files outside the table (`data-file.external-paths`).
+    pub fn external_path_roots(&self) -> Option<&str> {
+        self.schema.options.get(EXTERNAL_PATHS_OPTION).map(String::as_str)
     }
 
     /// Where each data file's deletion vector is in `snapshot`: data file name → (index file path, range).
@@ -227,7 +279,7 @@ impl Table {
             if e.index_file.index_type != DELETION_VECTORS_INDEX {
                 continue;
             }
-            let path = self.paths.index_path(&e.index_file.file_name);
+            let path = self.index_file_path(&e.index_file)?;
             for m in e.index_file.dv_ranges.into_iter().flatten() {
                 out.insert(
                     (e.partition.clone(), e.bucket, m.data_file_name.clone()),

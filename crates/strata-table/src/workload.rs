@@ -553,9 +553,9 @@ pub fn replay(
     faults: Option<FaultPlan>,
 ) -> Result<std::result::Result<ReplayStats, Divergence>> {
     let local: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
-    let faulty = FaultyFileIO::new(local);
     let path = format!("{}/db.db/t", dir.trim_end_matches('/'));
-    faulty.delete_dir(&path)?;
+    Table::delete_table_dir(&local, &path)?;
+    let faulty = FaultyFileIO::new(local);
     let mut columns = vec![("id".to_string(), DataType::bigint())];
     let mut pk = vec!["id".to_string()];
     let mut partition_keys = Vec::new();

@@ -322,6 +322,7 @@ impl TableWrite {
                                     deleted_index_files: Vec::new(),
                                     expected_dv_index: inc.dv_index_base,
                                     changelog_files: inc.changelog_files,
+                                    first_new_sequence: inc.first_new_sequence,
                                 });
                             }
                         }
@@ -355,6 +356,35 @@ impl TableWrite {
 }
 
 impl TableWrite {
+    /// Throws away messages that will never be committed (their commit was refused as a conflict, so no
+    /// snapshot references them): removes the data, changelog and index files they added, best effort, and
+    /// drops every bucket writer, since their state counted those files as committed. The next write starts
+    /// from the latest snapshot.
+    pub fn discard(&mut self, messages: &[CommitMessage]) {
+        for m in messages {
+            let dir = match self.bucket_dir(&m.partition, m.bucket) {
+                Ok(dir) => dir,
+                Err(e) => {
+                    tracing::warn!(bucket = m.bucket, error = %e, "cannot locate the files of a discarded commit");
+                    continue;
+                }
+            };
+            // A compaction output named in `compact_before` too is an upgrade: a committed file, not ours.
+            let ours = |f: &&strata_spec::DataFileMeta| !m.compact_before.iter().any(|b| b.file_name == f.file_name);
+            let data = m.new_files.iter().chain(&m.compact_after).chain(&m.changelog_files).filter(ours);
+            let mut paths: Vec<String> = data.map(|f| strata_io::join(&dir, &f.file_name)).collect();
+            paths.extend(m.new_index_files.iter().filter_map(|f| self.table.index_file_path(f).ok()));
+            for path in paths {
+                if let Err(e) = self.table.io().delete(&path) {
+                    tracing::warn!(path, error = %e, "cannot remove a file of a discarded commit");
+                }
+            }
+        }
+        self.writers.clear();
+        self.live = None;
+        self.base = None;
+    }
+
     /// Keeps `m` for the commit; a bucket that already handed over a message (it prepared while another
     /// bucket failed) gets one message folding both, so that a file it added then and compacted since is
     /// neither deleted before it was ever committed nor left behind.
@@ -511,6 +541,12 @@ impl TableWriter {
                 }
                 Ok(outcome.snapshot_id())
             }
+            // A conflict never lands (the commit checks before it creates the snapshot, and looks for its own
+            // identifier before giving up): its files are garbage, and the bucket writers' state is stale.
+            Err(e) if e.kind() == strata_spec::ErrorKind::Conflict => {
+                self.write.discard(&c.messages);
+                Err(e)
+            }
             Err(e) => {
                 self.pending = Some(c);
                 Err(e)
@@ -556,6 +592,23 @@ impl TableWriter {
             properties: None,
         };
         self.commit_or_keep(c)
+    }
+}
+
+impl Drop for TableWriter {
+    /// A commit that failed and was never retried: if it did not land, remove its files (best effort), so
+    /// that a writer giving up after a failure (a full disk, say) does not leave the disk full of orphans.
+    fn drop(&mut self) {
+        let Some(c) = self.pending.take() else { return };
+        let not_committed = self
+            .write
+            .table()
+            .new_commit(&self.commit_user)
+            .and_then(|committer| committer.filter_committed(&[c.identifier]))
+            .is_ok_and(|left| !left.is_empty());
+        if not_committed {
+            self.write.discard(&c.messages);
+        }
     }
 }
 

@@ -1,0 +1,275 @@
+//! Data safety (issue 13): metadata cannot point Strata outside the table, maintenance deletes only what
+//! Paimon's layout says Strata wrote, and a later commit is never shadowed by an earlier one.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use strata::spec::{DataType, Datum, ManifestEntry, Snapshot, TableSchema};
+use strata::table::maintenance::{expire_snapshots, remove_orphan_files, ExpireOptions};
+use strata::{get, ErrorKind, FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
+
+fn schema(dv: bool, buckets: u32) -> TableSchema {
+    TableSchema::new(
+        vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint())],
+        vec![],
+        vec!["id".into()],
+        BTreeMap::from([
+            ("bucket".to_string(), buckets.to_string()),
+            ("deletion-vectors.enabled".to_string(), dv.to_string()),
+        ]),
+        0,
+    )
+    .unwrap()
+}
+
+fn create(dir: &Path, dv: bool) -> Table {
+    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
+    Table::create(io, dir.to_str().unwrap(), schema(dv, 1)).unwrap()
+}
+
+fn put(w: &mut TableWriter, k: i64, v: i64) {
+    w.put(vec![Some(Datum::BigInt(k)), Some(Datum::BigInt(v))]).unwrap();
+}
+
+/// Writes rows straight into the writer's bucket writers (not only its row buffer), so the bucket writer
+/// takes its base snapshot now.
+fn write_now(w: &mut TableWriter, rows: &[(i64, i64)]) {
+    let schema = Arc::new(arrow_schema::Schema::new(vec![
+        arrow_schema::Field::new("id", arrow_schema::DataType::Int64, false),
+        arrow_schema::Field::new("v", arrow_schema::DataType::Int64, true),
+    ]));
+    let ids = arrow_array::Int64Array::from_iter_values(rows.iter().map(|r| r.0));
+    let vs = arrow_array::Int64Array::from_iter_values(rows.iter().map(|r| r.1));
+    w.write(&arrow_array::RecordBatch::try_new(schema, vec![Arc::new(ids), Arc::new(vs)]).unwrap()).unwrap();
+}
+
+fn value_of(t: &Table, k: i64) -> Option<i64> {
+    let b = get(t, &[Some(Datum::BigInt(k))], None).unwrap()?;
+    let col = b.column(1).as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
+    Some(col.value(b.num_rows() - 1))
+}
+
+/// A table with a few commits overwriting the same keys, so its manifests hold DELETE entries.
+fn table_with_history(dir: &Path) -> Table {
+    let t = create(dir, false);
+    let mut w = TableWriter::new(&t, "u").unwrap();
+    for round in 0..4 {
+        for k in 0..50 {
+            put(&mut w, k, round);
+        }
+        w.commit().unwrap();
+    }
+    w.compact(true).unwrap();
+    Table::open(t.io().clone(), t.path()).unwrap()
+}
+
+fn manifests(t: &Table) -> Vec<String> {
+    let dir = t.path_factory().manifest_dir();
+    let mut out: Vec<String> = t
+        .io()
+        .list(&dir)
+        .unwrap()
+        .into_iter()
+        .map(|f| f.name().to_string())
+        .filter(|n| n.starts_with("manifest-") && !n.starts_with("manifest-list-"))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_manifest_naming_a_file_outside_the_table_is_corrupt_and_nothing_outside_is_deleted() {
+    let root = tempfile::tempdir().unwrap();
+    let victim_dir = root.path().join("victim");
+    std::fs::create_dir_all(&victim_dir).unwrap();
+    let victim = victim_dir.join("secret.txt");
+    std::fs::write(&victim, "do not delete").unwrap();
+    let t = table_with_history(&root.path().join("db.db/t"));
+    // Point every entry of every manifest (DELETE records included) at the victim.
+    for name in manifests(&t) {
+        let path = t.path_factory().manifest_path(&name);
+        let entries = ManifestEntry::decode_file(&t.io().read(&path).unwrap()).unwrap();
+        let crafted: Vec<ManifestEntry> = entries
+            .into_iter()
+            .map(|mut e| {
+                e.file.file_name = "../../../victim/secret.txt".into();
+                e
+            })
+            .collect();
+        t.io().write(&path, &ManifestEntry::encode_file(&crafted, "zstd").unwrap()).unwrap();
+    }
+    let opts = ExpireOptions { retain_min: 1, retain_max: 1, time_retained: Duration::ZERO, dry_run: false };
+    let e = expire_snapshots(&t, &opts).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
+    assert!(e.to_string().contains("_FILE_NAME") && e.to_string().contains("manifest-"), "{e}");
+    let e = remove_orphan_files(&t, Duration::ZERO, false).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
+    assert_eq!(ReadBuilder::new(&t).read().unwrap_err().kind(), ErrorKind::Corrupt);
+    assert_eq!(get(&t, &[Some(Datum::BigInt(1))], None).unwrap_err().kind(), ErrorKind::Corrupt);
+    let mut w = TableWriter::new(&t, "c").unwrap();
+    assert_eq!(w.compact(true).unwrap_err().kind(), ErrorKind::Corrupt);
+    assert!(victim.exists(), "a file outside the table was deleted");
+}
+
+#[test]
+fn a_snapshot_naming_a_manifest_list_outside_the_table_is_corrupt() {
+    let root = tempfile::tempdir().unwrap();
+    let t = table_with_history(&root.path().join("t"));
+    let sm = t.snapshot_manager();
+    let id = sm.latest_id().unwrap().unwrap();
+    let path = sm.snapshot_path(id);
+    let mut json: serde_json::Value = serde_json::from_slice(&t.io().read(&path).unwrap()).unwrap();
+    json["deltaManifestList"] = "../../elsewhere/list".into();
+    t.io().write(&path, json.to_string().as_bytes()).unwrap();
+    let e = Snapshot::from_json(&t.io().read(&path).unwrap()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Corrupt);
+    let e = ReadBuilder::new(&t).read().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
+    assert!(e.to_string().contains("deltaManifestList") && e.to_string().contains(&path), "{e}");
+}
+
+#[test]
+fn an_external_path_outside_the_configured_roots_is_corrupt() {
+    let root = tempfile::tempdir().unwrap();
+    let outside = root.path().join("outside/data-x-0.parquet");
+    std::fs::create_dir_all(outside.parent().unwrap()).unwrap();
+    let t = table_with_history(&root.path().join("t"));
+    // Copy a real data file outside the table and point the manifests at it by external path.
+    let name = manifests(&t).pop().unwrap();
+    let path = t.path_factory().manifest_path(&name);
+    let entries = ManifestEntry::decode_file(&t.io().read(&path).unwrap()).unwrap();
+    let crafted: Vec<ManifestEntry> = entries
+        .into_iter()
+        .map(|mut e| {
+            e.file.external_path = Some(format!("file:{}", outside.display()));
+            e
+        })
+        .collect();
+    t.io().write(&path, &ManifestEntry::encode_file(&crafted, "zstd").unwrap()).unwrap();
+    let e = ReadBuilder::new(&t).read().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
+    assert!(e.to_string().contains("data-file.external-paths"), "{e}");
+}
+
+#[test]
+fn create_refuses_a_directory_holding_other_files() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("notes.txt"), "mine").unwrap();
+    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
+    let e = Table::create(io.clone(), root.path().to_str().unwrap(), schema(false, 1)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Invalid, "{e}");
+    assert!(e.to_string().contains("notes.txt"), "{e}");
+    assert!(root.path().join("notes.txt").exists());
+    // The CLI says the same and exits non-zero.
+    let (code, _, err) = common::strata(&[
+        "create",
+        root.path().to_str().unwrap(),
+        "--schema",
+        "id BIGINT NOT NULL, v BIGINT",
+        "--primary-key",
+        "id",
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("not empty"), "{err}");
+}
+
+#[test]
+fn orphan_cleanup_removes_only_files_of_paimons_layout() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("t");
+    let t = table_with_history(&dir);
+    // Files a user (or another tool) put into the table directory, in every kind of place.
+    let user_files = ["notes.txt", "photos/a.jpg", "bucket-0/notes.txt", "manifest/README", "index/keep.bin"];
+    for f in user_files {
+        let p = dir.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, "user data").unwrap();
+    }
+    // Real orphans: files of Paimon's names that no snapshot references.
+    let uuid = "0b7d6f56-5a4e-4f2c-9a57-0d0d6b1f0c11";
+    let orphans = [
+        format!("bucket-0/data-{uuid}-0.parquet"),
+        format!("manifest/manifest-{uuid}-3"),
+        format!("index/index-{uuid}-0"),
+    ];
+    for f in &orphans {
+        std::fs::write(dir.join(f), "orphan").unwrap();
+    }
+    let before = ReadBuilder::new(&t).read().unwrap().num_rows();
+    let report = remove_orphan_files(&t, Duration::ZERO, false).unwrap();
+    for f in user_files {
+        assert!(dir.join(f).exists(), "{f} was deleted");
+    }
+    for f in &orphans {
+        assert!(!dir.join(f).exists(), "orphan {f} was kept");
+    }
+    assert_eq!(report.data_files.len() + report.manifests.len() + report.index_files.len(), 3, "{report:?}");
+    assert_eq!(ReadBuilder::new(&t).read().unwrap().num_rows(), before);
+}
+
+/// Two writers start from the same snapshot; the one that commits second wrote fewer rows, so without the
+/// sequence check its rows carry lower sequence numbers and the earlier commit shadows them.
+fn later_commit_wins(dv: bool) {
+    let root = tempfile::tempdir().unwrap();
+    let t = create(&root.path().join("t"), dv);
+    let mut seed = TableWriter::new(&t, "seed").unwrap();
+    put(&mut seed, 7, 0);
+    seed.commit().unwrap();
+    let mut first = TableWriter::new(&t, "first").unwrap();
+    let mut second = TableWriter::new(&t, "second").unwrap();
+    let mut rows: Vec<(i64, i64)> = (100..200).map(|k| (k, 1)).collect();
+    rows.push((7, 1));
+    write_now(&mut first, &rows);
+    write_now(&mut second, &[(7, 2)]);
+    first.commit().unwrap();
+    match second.commit() {
+        // Committed: it must be what readers see.
+        Ok(_) => assert_eq!(value_of(&t, 7), Some(2), "the later commit is shadowed by the earlier one"),
+        Err(e) => {
+            assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
+            assert!(e.is_retryable());
+            assert_eq!(value_of(&t, 7), Some(1));
+            // The conflict left no files behind, and writing again lands on top.
+            assert_no_unreferenced_files(&t);
+            write_now(&mut second, &[(7, 2)]);
+            second.commit().unwrap();
+            assert_eq!(value_of(&t, 7), Some(2));
+        }
+    }
+    assert_no_unreferenced_files(&t);
+}
+
+fn assert_no_unreferenced_files(t: &Table) {
+    let t = Table::open(t.io().clone(), t.path()).unwrap();
+    let report = remove_orphan_files(&t, Duration::ZERO, true).unwrap();
+    assert!(report.data_files.is_empty() && report.index_files.is_empty(), "orphans left behind: {report:?}");
+}
+
+#[test]
+fn a_later_commit_is_never_shadowed_by_an_earlier_one_merge_on_read() {
+    later_commit_wins(false);
+}
+
+#[test]
+fn a_later_commit_is_never_shadowed_by_an_earlier_one_deletion_vectors() {
+    later_commit_wins(true);
+}
+
+#[test]
+fn a_writer_dropped_after_a_failed_commit_removes_its_files() {
+    let root = tempfile::tempdir().unwrap();
+    let t = create(&root.path().join("t"), false);
+    let mut a = TableWriter::new(&t, "a").unwrap();
+    let mut b = TableWriter::new(&t, "b").unwrap();
+    write_now(&mut a, &[(1, 1)]);
+    write_now(&mut b, &[(1, 2)]);
+    a.commit().unwrap();
+    assert_eq!(b.commit().unwrap_err().kind(), ErrorKind::Conflict);
+    drop(b);
+    assert_no_unreferenced_files(&t);
+}
