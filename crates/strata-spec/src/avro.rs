@@ -71,10 +71,16 @@ pub fn write_container(schema_json: &str, codec: Codec, records: Vec<Value>) -> 
 pub const MAX_AVRO_ALLOCATION: usize = 8 << 20;
 
 /// Reads every record of an Avro container file.
+///
+/// apache-avro trusts the schema in a file's header: some malformed headers (a record type named
+/// `(ecord`, say) make it panic instead of returning an error. Stored bytes are not the program's to
+/// crash on, so a panic inside the library is contained here and reported as a corrupt file.
 pub fn read_container(bytes: &[u8]) -> Result<Vec<Value>> {
     apache_avro::util::max_allocation_bytes(MAX_AVRO_ALLOCATION);
-    let reader = Reader::new(bytes).map_err(|e| avro_err("avro header", e))?;
-    reader.map(|r| r.map_err(|e| avro_err("avro record", e))).collect()
+    crate::error::contain_panic("avro container", || {
+        let reader = Reader::new(bytes).map_err(|e| avro_err("avro header", e))?;
+        reader.map(|r| r.map_err(|e| avro_err("avro record", e))).collect()
+    })
 }
 
 /// A decoded Avro record, looked up by field name.
@@ -279,5 +285,74 @@ mod tests {
         let bytes = [0x4f, 0x62, 0x6a, 0x01, 0xfc, 0xff, 0xff, 0x3d, 0xff, 0x0a, 0x09, 0x0a, 0x0a, 0x5b];
         let e = read_container(&bytes).expect_err("must not decode");
         assert_eq!(e.kind(), crate::ErrorKind::Corrupt);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod header_tests {
+    use crate::{ErrorKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta};
+
+    fn decode_all(bytes: &[u8]) -> [Option<ErrorKind>; 3] {
+        [
+            ManifestEntry::decode_file(bytes).err().map(|e| e.kind()),
+            ManifestFileMeta::decode_file(bytes).err().map(|e| e.kind()),
+            IndexManifestEntry::decode_file(bytes).err().map(|e| e.kind()),
+        ]
+    }
+
+    fn containers() -> Vec<Vec<u8>> {
+        vec![
+            ManifestEntry::encode_file(&[], "zstd").unwrap(),
+            ManifestFileMeta::encode_file(&[], "null").unwrap(),
+            ManifestFileMeta::encode_file(
+                &[ManifestFileMeta {
+                    file_name: "manifest-0b7d6f56-5a4e-4f2c-9a57-0d0d6b1f0c11-0".into(),
+                    file_size: 10,
+                    num_added_files: 1,
+                    num_deleted_files: 0,
+                    partition_stats: crate::SimpleStats::empty(),
+                    schema_id: 0,
+                    min_bucket: Some(0),
+                    max_bucket: Some(0),
+                    min_level: Some(0),
+                    max_level: Some(0),
+                    min_row_id: None,
+                    max_row_id: None,
+                }],
+                "null",
+            )
+            .unwrap(),
+            IndexManifestEntry::encode_file(&[], "snappy").unwrap(),
+        ]
+    }
+
+    /// The input that crashed `strata scan`, `inspect` and `compact` (exit 101): a header whose record type
+    /// is named `(ecord`.
+    #[test]
+    fn a_misnamed_record_in_the_header_is_corrupt_not_a_panic() {
+        for bytes in containers() {
+            let at = bytes.windows(15).position(|w| w == b"\"name\":\"record\"").unwrap();
+            let mut bad = bytes.clone();
+            bad[at + 8] = b'(';
+            for kind in decode_all(&bad) {
+                assert_eq!(kind, Some(ErrorKind::Corrupt));
+            }
+        }
+    }
+
+    /// Every byte of every header, flipped two ways: an error or a decode, never a panic.
+    #[test]
+    fn header_byte_flips_never_panic() {
+        for bytes in containers() {
+            // The header ends with the 16-byte sync marker; an empty container is header and nothing else.
+            for at in 0..bytes.len() {
+                for flip in [0x01u8, 0xff] {
+                    let mut bad = bytes.clone();
+                    bad[at] ^= flip;
+                    let _ = decode_all(&bad);
+                }
+            }
+        }
     }
 }

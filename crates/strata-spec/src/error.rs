@@ -167,3 +167,20 @@ impl<T> ResultExt<T> for Result<T> {
         self.map_err(|e| e.in_file(file))
     }
 }
+
+/// Runs a decoder over untrusted bytes, turning a panic inside it (a third-party library that asserts
+/// instead of returning an error) into a corrupt-data error naming `what`. Only for code that touches
+/// nothing but the bytes it decodes, so no state is left half-changed by the unwinding.
+pub fn contain_panic<T>(what: &str, decode: impl FnOnce() -> Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)) {
+        Ok(result) => result,
+        Err(payload) => {
+            let detail = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".to_string());
+            Err(Error::corrupt(format!("{what} is malformed (the decoder failed: {detail})")))
+        }
+    }
+}
