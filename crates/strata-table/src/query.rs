@@ -398,10 +398,9 @@ impl TableQuery {
             ),
             None => table.snapshot(None)?,
         };
-        let dir = tempfile::Builder::new()
-            .prefix("strata-query-")
-            .tempdir()
-            .map_err(|e| Error::io(std::env::temp_dir().display().to_string(), e))?;
+        let mut slot = None;
+        strata_lsm::scratch_dir(&mut slot, "strata-query-")?;
+        let dir = slot.ok_or_else(|| Error::invalid("query", "no scratch directory"))?;
         let mut state = State {
             view: Arc::new(View::new(table.clone())?),
             snapshot: None,
