@@ -245,6 +245,8 @@ fn strata_create_and_commit_make_metadata_pypaimon_reads() {
         "deletion-vectors.enabled=true",
         "--option",
         "my.engine.option=kept",
+        // Keys Strata does not know are refused unless asked for; kept as they are when they are.
+        "--allow-unknown-options",
     ]);
     assert_eq!(code, 0, "{err}");
     let meta = oracle(&["meta", p]);

@@ -59,6 +59,9 @@ enum Command {
         /// A table option, key=value; repeatable. `bucket` defaults to 1.
         #[arg(long = "option", value_name = "KEY=VALUE")]
         options: Vec<String>,
+        /// Keep option keys that are neither Strata's nor Paimon's instead of refusing them.
+        #[arg(long = "allow-unknown-options")]
+        allow_unknown_options: bool,
         /// Print the result as JSON.
         #[arg(long)]
         json: bool,
@@ -134,7 +137,8 @@ enum Command {
         #[arg(long, value_enum, default_value = "jsonl")]
         format: OutputFormat,
     },
-    /// Change table options. Switching deletion vectors needs a fully compacted table (`--compact` does it).
+    /// Change table options. Switching deletion vectors needs a fully compacted table (`--compact` does it);
+    /// options that would change how stored rows read (bucket, merge engine, ...) cannot change once there is data.
     Alter {
         /// The table directory.
         table_dir: String,
@@ -147,6 +151,9 @@ enum Command {
         /// Run the full compaction a deletion-vector switch needs.
         #[arg(long)]
         compact: bool,
+        /// Keep option keys that are neither Strata's nor Paimon's instead of refusing them.
+        #[arg(long = "allow-unknown-options")]
+        allow_unknown_options: bool,
         /// Print the result as JSON.
         #[arg(long)]
         json: bool,
@@ -294,13 +301,14 @@ fn parse_options(raw: &[String]) -> Result<BTreeMap<String, String>, Error> {
 
 fn run(cli: Cli) -> Result<(), Error> {
     match cli.command {
-        Command::Create { table_dir, schema, primary_key, partition_keys, options, json } => {
+        Command::Create { table_dir, schema, primary_key, partition_keys, options, allow_unknown_options, json } => {
             let columns = parse_columns(&schema)?;
             let mut options = parse_options(&options)?;
             options.entry("bucket".to_string()).or_insert_with(|| "1".to_string());
             let schema = TableSchema::new(columns, partition_keys, primary_key, options, now_millis())?;
             let dir = absolute(&table_dir);
-            let table = Table::create(io(), &dir, schema)?;
+            let policy = strata_table::OptionPolicy { allow_unknown_options };
+            let table = Table::create_with_policy(io(), &dir, schema, policy)?;
             if json {
                 println!("{}", serde_json::json!({"created": table.path(), "schemaId": table.schema().id}));
             } else {
@@ -430,16 +438,22 @@ fn run(cli: Cli) -> Result<(), Error> {
             }
             print_batches(&rows, format)?;
         }
-        Command::Alter { table_dir, set, unset, compact, json } => {
+        Command::Alter { table_dir, set, unset, compact, allow_unknown_options, json } => {
             let table = Table::open(io(), &absolute(&table_dir))?;
             let set = parse_options(&set)?;
             let progress = Progress::start("altering (compacting if needed)");
-            let altered = table.alter_options(&set, &unset, compact)?;
+            let policy = strata_table::OptionPolicy { allow_unknown_options };
+            let altered = table.alter_options_with_policy(&set, &unset, compact, policy)?;
             progress.finish();
+            let (id, changed) = (altered.schema().id, altered.schema().id != table.schema().id);
             report(
                 json,
-                &serde_json::json!({"schemaId": altered.schema().id, "options": altered.schema().options}),
-                &format!("table {} now at schema {}", altered.path(), altered.schema().id),
+                &serde_json::json!({"schemaId": id, "changed": changed, "options": altered.schema().options}),
+                &if changed {
+                    format!("table {} now at schema {id}", altered.path())
+                } else {
+                    format!("nothing to change: table {} stays at schema {id}", altered.path())
+                },
             );
         }
         Command::Write { table_dir, inputs, json } => {

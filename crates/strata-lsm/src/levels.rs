@@ -38,9 +38,13 @@ fn keys(f: &DataFileMeta, types: &[DataType]) -> Result<(Key, Key)> {
 }
 
 impl Levels {
-    /// Levels holding `files`, with `num_levels` levels (0..num_levels).
+    /// Levels holding `files`, with `num_levels` levels (0..num_levels), or more when `files` already reach
+    /// deeper: `num-levels` (and the compaction trigger it defaults from) may be lowered on a table with
+    /// data, and its files keep their levels (Paimon restores the same way).
     pub fn new(key_types: Vec<DataType>, files: Vec<DataFileMeta>, num_levels: usize) -> Result<Self> {
-        let mut l = Levels { key_types, level0: Vec::new(), levels: vec![Vec::new(); num_levels.max(2) - 1] };
+        let deepest = files.iter().map(|f| usize::try_from(f.level).unwrap_or(0) + 1).max().unwrap_or(0);
+        let num_levels = num_levels.max(deepest).max(2);
+        let mut l = Levels { key_types, level0: Vec::new(), levels: vec![Vec::new(); num_levels - 1] };
         l.update(&[], files)?;
         Ok(l)
     }

@@ -12,6 +12,7 @@ pub mod index_file_meta;
 pub mod index_manifest_entry;
 pub mod manifest_entry;
 pub mod manifest_file_meta;
+pub mod option_rules;
 pub mod options;
 pub mod schema;
 pub mod snapshot;

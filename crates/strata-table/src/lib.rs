@@ -21,4 +21,4 @@ pub use commit::{CommitMessage, CommitOutcome, Committable, FileStoreCommit, Ret
 pub use manifest_io::ManifestStore;
 pub use schema_manager::SchemaManager;
 pub use snapshot_manager::SnapshotManager;
-pub use table::Table;
+pub use table::{OptionPolicy, Table};

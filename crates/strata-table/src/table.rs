@@ -7,6 +7,8 @@ use strata_dv::BucketedDvMaintainer;
 use strata_io::FileIO;
 use strata_spec::file_name::external_path_within;
 use strata_spec::index_file_meta::DELETION_VECTORS_INDEX;
+use strata_spec::option_rules;
+pub use strata_spec::option_rules::OptionPolicy;
 use strata_spec::{
     BinaryRow, DataType, DeletionVectorMeta, Error, IndexFileMeta, IndexManifestEntry, ManifestEntry, Result, Snapshot,
     TableSchema,
@@ -54,9 +56,23 @@ pub struct Table {
 }
 
 impl Table {
-    /// Creates a table at `path` with `schema` (as schema 0). Fails with `AlreadyExists` if a table is there.
+    /// Creates a table at `path` with `schema` (as schema 0). Fails with `AlreadyExists` if a table is there,
+    /// and refuses option keys Strata does not know ([`Table::create_with_policy`] can keep them).
     pub fn create(io: Arc<dyn FileIO>, path: &str, schema: TableSchema) -> Result<Table> {
+        Self::create_with_policy(io, path, schema, OptionPolicy::default())
+    }
+
+    /// [`Table::create`], with `policy` deciding about unknown option keys.
+    pub fn create_with_policy(
+        io: Arc<dyn FileIO>,
+        path: &str,
+        schema: TableSchema,
+        policy: OptionPolicy,
+    ) -> Result<Table> {
         let _span = tracing::info_span!("create_table", path).entered();
+        option_rules::check_keys(schema.options.keys(), policy)?;
+        schema.validate()?;
+        option_rules::check_options(&schema)?;
         let schemas = SchemaManager::new(io.clone(), path);
         if !schemas.list_ids()?.is_empty() {
             return Err(Error::AlreadyExists { path: path.to_string() });
@@ -310,7 +326,10 @@ impl Table {
         Ok(self.deletion_files(snapshot)?.is_empty())
     }
 
-    /// Changes table options (a new schema version). Switching `deletion-vectors.enabled` either way needs a
+    /// Changes table options (a new schema version; none when nothing changes, and the table is returned
+    /// as it is). Unknown keys are refused ([`Table::alter_options_with_policy`] can keep them), and so are
+    /// changes that would make stored data read differently once the table has a snapshot
+    /// ([`strata_spec::option_rules`] lists them). Switching `deletion-vectors.enabled` either way needs a
     /// fully compacted table: in deletion-vector mode readers skip merging, so stale copies of a key in other
     /// levels would show up as duplicates (Paimon issue 5874). With `compact_if_needed`, a full compaction
     /// under the current options is committed first; without it the change is refused.
@@ -320,6 +339,17 @@ impl Table {
         unset: &[String],
         compact_if_needed: bool,
     ) -> Result<Table> {
+        self.alter_options_with_policy(set, unset, compact_if_needed, OptionPolicy::default())
+    }
+
+    /// [`Table::alter_options`], with `policy` deciding about unknown keys in `set`.
+    pub fn alter_options_with_policy(
+        &self,
+        set: &BTreeMap<String, String>,
+        unset: &[String],
+        compact_if_needed: bool,
+        policy: OptionPolicy,
+    ) -> Result<Table> {
         let mut schema = self.schema.clone();
         for k in unset {
             schema.options.remove(k);
@@ -327,7 +357,14 @@ impl Table {
         for (k, v) in set {
             schema.options.insert(k.clone(), v.clone());
         }
+        if schema.options == self.schema.options {
+            return Ok(self.clone());
+        }
+        option_rules::check_keys(set.keys().filter(|k| self.schema.options.get(*k) != set.get(*k)), policy)?;
         schema.validate()?;
+        option_rules::check_altered_options(&self.schema, &schema)?;
+        let latest = self.snapshot(None)?.map(|s| s.id);
+        option_rules::check_change(&self.schema, &schema, latest)?;
         let before = self.schema.core_options().deletion_vectors_enabled()?;
         let after = schema.core_options().deletion_vectors_enabled()?;
         if before != after {

@@ -1,0 +1,298 @@
+//! Options whose change would make stored data read differently are refused once a table holds data; keys
+//! Strata does not know are refused at create and alter (with a "did you mean") unless asked for; an alter
+//! that changes nothing writes no schema; tables other engines wrote still open.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use common::strata;
+use strata::spec::{DataType, Datum, TableSchema};
+use strata::table::OptionPolicy;
+use strata::{FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
+
+fn io() -> Arc<dyn FileIO> {
+    Arc::new(LocalFileIO::new())
+}
+
+/// `strata create` of `id BIGINT (pk), p STRING (partition), v BIGINT, k STRING` with extra options.
+fn create(p: &str, extra: &[&str]) {
+    let mut args = vec![
+        "create",
+        p,
+        "--schema",
+        "id BIGINT NOT NULL, p STRING NOT NULL, v BIGINT, k STRING",
+        "--primary-key",
+        "id,p",
+        "--partition-keys",
+        "p",
+    ];
+    for o in extra {
+        args.extend(["--option", o]);
+    }
+    let (code, _, err) = strata(&args);
+    assert_eq!(code, 0, "{err}");
+}
+
+fn write_rows(p: &str, keys: std::ops::Range<i64>) {
+    let t = Table::open(io(), p).unwrap();
+    let mut w = TableWriter::new(&t, "app").unwrap();
+    for k in keys {
+        let part = if k % 2 == 0 { Some(Datum::String("a".into())) } else { Some(Datum::String("b".into())) };
+        w.put(vec![Some(Datum::BigInt(k)), part, Some(Datum::BigInt(k * 10)), None]).unwrap();
+    }
+    w.commit().unwrap();
+}
+
+fn rows(p: &str) -> usize {
+    let t = Table::open(io(), p).unwrap();
+    ReadBuilder::new(&t).read().unwrap().batches.iter().map(|b| b.num_rows()).sum()
+}
+
+fn schema_files(p: &str) -> usize {
+    std::fs::read_dir(Path::new(p).join("schema")).unwrap().count()
+}
+
+/// `strata alter P --set ...`; returns (code, stdout, stderr).
+fn alter(p: &str, sets: &[&str], extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec!["alter", p];
+    for s in sets {
+        args.extend(["--set", s]);
+    }
+    args.extend(extra);
+    strata(&args)
+}
+
+fn refused(p: &str, set: &str, needles: &[&str]) {
+    let before = schema_files(p);
+    let (code, _, err) = alter(p, &[set], &[]);
+    assert_eq!(code, 2, "alter --set {set} was accepted: {err}");
+    for n in needles {
+        assert!(err.contains(n), "alter --set {set}: {err} lacks '{n}'");
+    }
+    assert_eq!(schema_files(p), before, "a refused alter --set {set} wrote a schema");
+}
+
+#[test]
+fn bucket_change_is_refused_with_data_and_allowed_on_an_empty_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t");
+    let p = p.to_str().unwrap();
+    create(p, &[]);
+    let (code, _, err) = alter(p, &["bucket=2"], &[]);
+    assert_eq!(code, 0, "an empty table may change its buckets: {err}");
+    write_rows(p, 0..50);
+    refused(p, "bucket=4", &["'bucket'", "rescale"]);
+    let (code, out, err) = strata(&["get", p, "7,b", "8,a"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().count(), 2, "{out}");
+    write_rows(p, 50..60);
+    assert_eq!(rows(p), 60);
+}
+
+#[test]
+fn merge_engine_and_aggregation_changes_are_refused_with_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t");
+    let p = p.to_str().unwrap();
+    create(p, &[]);
+    write_rows(p, 0..20);
+    refused(p, "merge-engine=first-row", &["'merge-engine'"]);
+    refused(p, "merge-engine=aggregation", &["'merge-engine'"]);
+    assert_eq!(rows(p), 20);
+    // Naming the default it already has is no change.
+    let (code, _, err) = alter(p, &["merge-engine=Deduplicate", "ignore-delete=false"], &[]);
+    assert_eq!(code, 0, "{err}");
+
+    let q = dir.path().join("agg");
+    let q = q.to_str().unwrap();
+    create(q, &["merge-engine=aggregation", "fields.v.aggregate-function=sum"]);
+    write_rows(q, 0..20);
+    refused(q, "fields.v.aggregate-function=max", &["fields.v.aggregate-function"]);
+    refused(q, "fields.default-aggregate-function=max", &["fields.default-aggregate-function"]);
+}
+
+#[test]
+fn partition_default_name_rowkind_sequence_and_ignore_delete_are_refused_with_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t");
+    let p = p.to_str().unwrap();
+    create(p, &[]);
+    // Before data, these may change.
+    let (code, _, err) = alter(p, &["sequence.field=v"], &[]);
+    assert_eq!(code, 0, "{err}");
+    write_rows(p, 0..20);
+    refused(p, "partition.default-name=X", &["partition.default-name"]);
+    refused(p, "rowkind.field=k", &["rowkind.field"]);
+    refused(p, "sequence.field=id", &["sequence.field"]);
+    refused(p, "ignore-delete=true", &["ignore-delete"]);
+    refused(p, "bucket-key=id", &["bucket-key"]);
+    let (code, _, err) = strata(&["alter", p, "--unset", "sequence.field"]);
+    assert_eq!(code, 2, "unsetting sequence.field was accepted: {err}");
+    write_rows(p, 20..30);
+    assert_eq!(rows(p), 30);
+    // Safe changes still go through.
+    let (code, _, err) = alter(p, &["file.format=orc", "snapshot.num-retained.min=5"], &[]);
+    assert_eq!(code, 0, "{err}");
+    write_rows(p, 30..40);
+    assert_eq!(rows(p), 40);
+}
+
+#[test]
+fn unknown_keys_are_refused_with_a_suggestion_unless_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t");
+    let p = p.to_str().unwrap();
+    let (code, _, err) = strata(&[
+        "create",
+        p,
+        "--schema",
+        "id BIGINT NOT NULL, v BIGINT",
+        "--primary-key",
+        "id",
+        "--option",
+        "merge-engin=first-row",
+    ]);
+    assert_eq!(code, 2, "create accepted a typo: {err}");
+    assert!(err.contains("unknown option 'merge-engin'") && err.contains("did you mean 'merge-engine'"), "{err}");
+    assert!(!p.is_empty() && !Path::new(p).join("schema").exists(), "a refused create left a schema");
+    create(p, &[]);
+    let (code, _, err) = alter(p, &["bogus.option=1"], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("unknown option 'bogus.option'") && err.contains("--allow-unknown-options"), "{err}");
+    refused(p, "num-sorted-run.compaction-triger=3", &["did you mean 'num-sorted-run.compaction-trigger'"]);
+    let (code, _, err) = alter(p, &["bogus.option=1"], &["--allow-unknown-options"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(Table::open(io(), p).unwrap().options().get("bogus.option").map(String::as_str), Some("1"));
+    // Real Paimon options Strata does not use pass without the flag.
+    let (code, _, err) =
+        alter(p, &["sink.parallelism=4", "snapshot.expire.limit=10", "tag.automatic-creation=none"], &[]);
+    assert_eq!(code, 0, "{err}");
+
+    // The API: strict by default, with an explicit knob.
+    let q = dir.path().join("api");
+    let q = q.to_str().unwrap();
+    let schema = |opts: BTreeMap<String, String>| {
+        TableSchema::new(
+            vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint())],
+            vec![],
+            vec!["id".into()],
+            opts,
+            0,
+        )
+        .unwrap()
+    };
+    let odd =
+        BTreeMap::from([("bucket".to_string(), "1".to_string()), ("my.engine.flag".to_string(), "x".to_string())]);
+    assert!(Table::create(io(), q, schema(odd.clone())).is_err());
+    let t = Table::create_with_policy(io(), q, schema(odd), OptionPolicy { allow_unknown_options: true }).unwrap();
+    let set = BTreeMap::from([("other.flag".to_string(), "y".to_string())]);
+    assert!(t.alter_options(&set, &[], false).is_err());
+    let t = t.alter_options_with_policy(&set, &[], false, OptionPolicy { allow_unknown_options: true }).unwrap();
+    assert_eq!(t.schema().id, 1);
+}
+
+#[test]
+fn an_alter_that_changes_nothing_writes_no_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t");
+    let p = p.to_str().unwrap();
+    create(p, &["bucket=2"]);
+    write_rows(p, 0..10);
+    let (code, out, err) = alter(p, &["bucket=2"], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("nothing to change"), "{out}");
+    let (code, out, err) = strata(&["alter", p, "--unset", "no-such-option", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"changed\":false"), "{out}");
+    assert_eq!(schema_files(p), 1, "a no-op alter wrote a schema");
+    let t = Table::open(io(), p).unwrap();
+    assert_eq!(t.alter_options(&BTreeMap::new(), &[], false).unwrap().schema().id, 0);
+}
+
+#[test]
+fn tables_other_engines_wrote_open_and_alter_despite_unknown_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t");
+    std::fs::create_dir_all(p.join("schema")).unwrap();
+    let schema = r#"{"version":3,"id":0,"fields":[{"id":0,"name":"id","type":"BIGINT NOT NULL"},
+        {"id":1,"name":"v","type":"BIGINT"}],"highestFieldId":1,"partitionKeys":[],"primaryKeys":["id"],
+        "options":{"bucket":"1","flink.some-connector.thing":"x","sink.parallelism":"4",
+        "fields.v.aggregate-function":"listagg"},"timeMillis":1}"#;
+    std::fs::write(p.join("schema/schema-0"), schema).unwrap();
+    let p = p.to_str().unwrap();
+    let t = Table::open(io(), p).unwrap();
+    assert_eq!(t.options().get("flink.some-connector.thing").map(String::as_str), Some("x"));
+    let (code, _, err) = alter(p, &["snapshot.num-retained.min=5"], &[]);
+    assert_eq!(code, 0, "an unrelated alter of a Flink table failed: {err}");
+    let t = Table::open(io(), p).unwrap();
+    assert_eq!(t.schema().id, 1);
+    assert_eq!(t.options().get("flink.some-connector.thing").map(String::as_str), Some("x"));
+}
+
+#[test]
+fn option_values_and_combinations_are_checked_at_create_and_alter() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t");
+    let p = p.to_str().unwrap();
+    let bad: &[(&str, &str)] = &[
+        ("rowkind.field=nope", "rowkind.field"),
+        ("rowkind.field=v", "rowkind.field"),
+        ("sequence.field=nope", "sequence.field"),
+        ("fields.nope.aggregate-function=sum", "nope"),
+        ("primary-key=v", "primary-key"),
+        ("bucket-key=v", "bucket-key"),
+    ];
+    for (opt, needle) in bad {
+        let (code, _, err) = strata(&[
+            "create",
+            p,
+            "--schema",
+            "id BIGINT NOT NULL, v BIGINT, k STRING",
+            "--primary-key",
+            "id",
+            "--option",
+            opt,
+        ]);
+        assert_eq!(code, 2, "create with {opt} was accepted: {err}");
+        assert!(err.contains(needle), "{opt}: {err}");
+    }
+    let (code, _, err) = strata(&[
+        "create",
+        p,
+        "--schema",
+        "id BIGINT NOT NULL, v BIGINT, k STRING",
+        "--primary-key",
+        "id",
+        "--option",
+        "rowkind.field=k",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for (opt, needle) in bad.iter().filter(|(o, _)| !o.starts_with("primary-key")) {
+        refused(p, opt, &[needle]);
+    }
+    refused(p, "primary-key=id", &["primary-key"]);
+    refused(p, "bucket=0", &["'bucket'"]);
+}
+
+#[test]
+fn fewer_levels_after_a_full_compaction_still_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t");
+    let p = p.to_str().unwrap();
+    create(p, &[]);
+    write_rows(p, 0..20);
+    let t = Table::open(io(), p).unwrap();
+    TableWriter::new(&t, "app").unwrap().compact(true).unwrap();
+    let s = t.snapshot(None).unwrap().unwrap();
+    assert!(t.live_files(&s).unwrap().iter().all(|e| e.file.level == 5), "a full compaction goes to the last level");
+    let (code, _, err) = alter(p, &["num-sorted-run.compaction-trigger=2"], &[]);
+    assert_eq!(code, 0, "{err}");
+    write_rows(p, 10..30);
+    let t = Table::open(io(), p).unwrap();
+    TableWriter::new(&t, "app").unwrap().compact(true).unwrap();
+    assert_eq!(rows(p), 30);
+}
