@@ -1121,6 +1121,15 @@ enum SlotState {
 
 impl Drop for MergeTreeWriter {
     fn drop(&mut self) {
+        // Files of a cycle that was never handed over (a failed prepare, a writer given up on) are
+        // referenced by nothing: remove them, best effort, so a failed write leaves no orphans behind.
+        let unclaimed: Vec<String> = self
+            .uncommitted
+            .iter()
+            .chain(self.increment.changelog_files.iter().map(|f| &f.file_name))
+            .map(|name| join(&self.bucket_dir, name))
+            .collect();
+        remove_files(&self.io, &unclaimed);
         // Cancel a running compaction and wait for it (it stops within a batch), so that once the writer is
         // gone no file of an uncommitted compaction appears or remains.
         if let Some(slot) = self.in_flight.take() {
