@@ -139,6 +139,26 @@ fn orc_compression(c: &str) -> Result<Option<orc_rust::compression::CompressionT
     })
 }
 
+/// `batch` under `schema`: columns cast where their type differs, fields as `schema` declares them.
+fn conform_to(batch: &RecordBatch, schema: &arrow_schema::SchemaRef) -> Result<RecordBatch> {
+    if batch.schema() == *schema {
+        return Ok(batch.clone());
+    }
+    let columns = batch
+        .columns()
+        .iter()
+        .zip(schema.fields())
+        .map(|(c, f)| {
+            if c.data_type() == f.data_type() {
+                Ok(c.clone())
+            } else {
+                arrow_cast::cast(c, f.data_type()).map_err(|e| Error::invalid("orc write", e.to_string()))
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    RecordBatch::try_new(schema.clone(), columns).map_err(|e| Error::invalid("orc write", e.to_string()))
+}
+
 fn key_row(batch: &RecordBatch, row: usize, types: &[DataType]) -> Result<BinaryRow> {
     let values = (0..types.len()).map(|i| datum_at(batch.column(i).as_ref(), row)).collect::<Result<Vec<_>>>()?;
     BinaryRow::from_datums(&values, types)
@@ -241,7 +261,11 @@ impl KvFileWriter {
                 (w.bytes_written() + w.in_progress_size()) as u64
             }
             Sink::Orc(w, _, est) => {
-                w.write(batch).map_err(|e| Error::unsupported(format!("orc write: {e}")))?;
+                // orc-rust requires the batch's schema to equal the writer's, field nullability and metadata
+                // included (parquet's writer only compares types), and batches merged from ORC reads arrive
+                // with nullable fields and sometimes other string encodings.
+                let batch = conform_to(batch, &self.layout.file_schema)?;
+                w.write(&batch).map_err(|e| Error::unsupported(format!("orc write: {e}")))?;
                 // orc-rust reports no size; estimate a 4x compression of the Arrow bytes.
                 *est += batch.get_array_memory_size() as u64 / 4;
                 *est
