@@ -7,6 +7,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 mod bench;
+mod demo;
+mod ingest;
 
 use clap::{Parser, Subcommand};
 use strata_io::{FileIO, LocalFileIO};
@@ -315,7 +317,7 @@ fn run(cli: Cli) -> Result<(), Error> {
                 println!("created table {}", table.path());
             }
         }
-        Command::Demo { warehouse, rounds, rows, json } => demo(&absolute(&warehouse), rounds, rows, json)?,
+        Command::Demo { warehouse, rounds, rows, json } => demo::demo(&absolute(&warehouse), rounds, rows, json)?,
         Command::Bench { rows, rounds, buckets, dir, json } => {
             if rows == 0 || buckets == 0 {
                 return Err(Error::invalid("bench", "--rows and --buckets must be positive"));
@@ -457,7 +459,7 @@ fn run(cli: Cli) -> Result<(), Error> {
             );
         }
         Command::Write { table_dir, inputs, json } => {
-            let (rows, outcome) = write_inputs(&absolute(&table_dir), &inputs)?;
+            let (rows, outcome) = ingest::write_inputs(&absolute(&table_dir), &inputs)?;
             report(
                 json,
                 &serde_json::json!({"rows": rows, "snapshot": outcome}),
@@ -478,7 +480,7 @@ fn run(cli: Cli) -> Result<(), Error> {
             progress.finish();
             let files_before: usize = messages.iter().map(|m| m.compact_before.len()).sum();
             let files_after: usize = messages.iter().map(|m| m.compact_after.len()).sum();
-            let outcome = commit(&table, &mut write, messages, Some(strata_spec::CommitKind::Compact))?;
+            let outcome = ingest::commit(&table, &mut write, messages, Some(strata_spec::CommitKind::Compact))?;
             report(
                 json,
                 &serde_json::json!({"filesRemoved": files_before, "filesAdded": files_after, "snapshot": outcome}),
@@ -592,218 +594,6 @@ fn report(json: bool, value: &serde_json::Value, text: &str) {
     } else {
         println!("{text}");
     }
-}
-
-/// Commits as a one-off batch job (a fresh commit user; Paimon's batch identifier).
-/// Writes the inputs in one commit. A commit refused as a conflict (another writer changed a bucket this
-/// write touches since it began) committed nothing and removed its files; the whole write is then done
-/// again on the latest snapshot, up to `commit.max-retries` times, so concurrent writers land in commit
-/// order instead of failing.
-fn write_inputs(table_dir: &str, inputs: &[String]) -> Result<(usize, Option<i64>), Error> {
-    let mut attempt = 0u32;
-    loop {
-        let table = Table::open(io(), table_dir)?;
-        let max_retries = table.schema().core_options().commit_max_retries()?;
-        let mut rows = 0usize;
-        let mut write = strata_table::write::TableWrite::new(&table)?;
-        for input in inputs {
-            for batch in read_input(&table, input)? {
-                rows += batch.num_rows();
-                write.write_batch(&batch)?;
-            }
-        }
-        let progress = Progress::start("flushing, compacting and committing");
-        // One commit per call, like a Paimon batch write: compaction finishes inside it.
-        let messages = write.prepare_commit_waiting()?;
-        let result = commit(&table, &mut write, messages, None);
-        progress.finish();
-        match result {
-            Err(e) if e.kind() == ErrorKind::Conflict && attempt < max_retries => {
-                attempt += 1;
-                tracing::info!(attempt, error = %e, "write conflicted with a concurrent commit; writing again");
-                let wait = 10u64 << attempt.min(10);
-                std::thread::sleep(std::time::Duration::from_millis(rand::random_range(wait / 2..=wait)));
-            }
-            Err(e) => return Err(e),
-            Ok(outcome) => return Ok((rows, outcome)),
-        }
-    }
-}
-
-/// Commits `messages` as a fresh commit user. When the commit fails and did not land, the files the
-/// messages added are removed (best effort), so a failed write or compaction (a conflict, a full disk)
-/// leaves no orphans behind.
-fn commit(
-    table: &Table,
-    write: &mut strata_table::write::TableWrite,
-    messages: Vec<strata_table::CommitMessage>,
-    kind: Option<strata_spec::CommitKind>,
-) -> Result<Option<i64>, Error> {
-    let user = format!("strata-cli-{}", uuid::Uuid::new_v4());
-    let c = strata_table::Committable { identifier: i64::MAX, messages, kind, properties: None };
-    let committer = table.new_commit(&user)?;
-    match committer.commit(&c) {
-        Ok(outcome) => Ok(outcome.snapshot_id()),
-        Err(e) => {
-            let landed = e.kind() != ErrorKind::Conflict
-                && committer.filter_committed(&[c.identifier]).map_or(true, |left| left.is_empty());
-            if !landed {
-                write.discard(&c.messages);
-            }
-            Err(e)
-        }
-    }
-}
-
-/// Reads an input file as batches of the table's columns (by extension: .jsonl/.json, .csv, .parquet).
-fn read_input(table: &Table, path: &str) -> Result<Vec<arrow_array::RecordBatch>, Error> {
-    let bad = |e: &dyn std::fmt::Display| Error::invalid(format!("input {path}"), e.to_string());
-    let layout = strata_format::KeyValueLayout::new(table.schema())?;
-    let schema = std::sync::Arc::new(arrow_schema::Schema::new(
-        layout.value_schema.fields().iter().map(|f| f.as_ref().clone().with_nullable(true)).collect::<Vec<_>>(),
-    ));
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let ext = path.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
-    let batches: Vec<arrow_array::RecordBatch> = match ext.as_str() {
-        "jsonl" | "json" | "ndjson" => arrow_json::ReaderBuilder::new(schema)
-            .build(std::io::BufReader::new(file))
-            .map_err(|e| bad(&e))?
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| bad(&e))?,
-        "csv" => arrow_csv::ReaderBuilder::new(schema)
-            .with_header(true)
-            .build(file)
-            .map_err(|e| bad(&e))?
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| bad(&e))?,
-        "parquet" => parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
-            .map_err(|e| bad(&e))?
-            .build()
-            .map_err(|e| bad(&e))?
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| bad(&e))?,
-        other => {
-            return Err(Error::invalid(
-                format!("input {path}"),
-                format!("unknown extension '{other}' (jsonl, csv, parquet)"),
-            ))
-        }
-    };
-    Ok(batches)
-}
-
-/// The README's main job: two tables in a local warehouse, one with deletion vectors and one merge-on-read,
-/// the same stream of upserts and deletes into both, then scans both ways.
-fn demo(warehouse: &str, rounds: usize, rows_per_round: usize, json: bool) -> Result<(), Error> {
-    use rand::{Rng, SeedableRng};
-    use std::time::Instant;
-
-    let catalog = strata_table::FileSystemCatalog::new(io(), warehouse);
-    catalog.create_database("demo", true)?;
-    let mut report = serde_json::Map::new();
-    let mut tables = Vec::new();
-    for (name, dv) in [("kv_dv", true), ("kv_mor", false)] {
-        // The demo owns its tables: start from scratch each run.
-        Table::delete_table_dir(&io(), &catalog.table_path("demo", name))?;
-        let schema = TableSchema::new(
-            parse_columns("id BIGINT NOT NULL, name STRING, v BIGINT")?,
-            vec![],
-            vec!["id".to_string()],
-            BTreeMap::from([
-                ("bucket".to_string(), "4".to_string()),
-                ("deletion-vectors.enabled".to_string(), dv.to_string()),
-            ]),
-            now_millis(),
-        )?;
-        tables.push((name, dv, catalog.create_table("demo", name, schema, false)?));
-    }
-    let say = |line: String| {
-        if !json {
-            println!("{line}");
-        }
-    };
-    say(format!(
-        "warehouse {warehouse}: tables demo.kv_dv (deletion vectors) and demo.kv_mor (merge-on-read), 4 buckets"
-    ));
-    let key_space = (rows_per_round * 4).max(1) as i64;
-    for (name, _, table) in &tables {
-        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-        let mut write = strata_table::write::TableWrite::new(table)?;
-        let started = Instant::now();
-        let mut deletes = 0usize;
-        for round in 0..rounds {
-            let ids: Vec<i64> = (0..rows_per_round).map(|_| rng.random_range(0..key_space)).collect();
-            let kinds: Vec<i8> = ids.iter().map(|_| if rng.random_bool(0.1) { 3 } else { 0 }).collect();
-            deletes += kinds.iter().filter(|k| **k == 3).count();
-            let batch = arrow_array::RecordBatch::try_new(
-                std::sync::Arc::new(arrow_schema::Schema::new(vec![
-                    arrow_schema::Field::new("id", arrow_schema::DataType::Int64, false),
-                    arrow_schema::Field::new("name", arrow_schema::DataType::Utf8, true),
-                    arrow_schema::Field::new("v", arrow_schema::DataType::Int64, true),
-                ])),
-                vec![
-                    std::sync::Arc::new(arrow_array::Int64Array::from(ids.clone())),
-                    std::sync::Arc::new(arrow_array::StringArray::from_iter_values(
-                        ids.iter().map(|i| format!("name-{i}-r{round}")),
-                    )),
-                    std::sync::Arc::new(arrow_array::Int64Array::from_iter_values(
-                        ids.iter().map(|i| i * 10 + round as i64),
-                    )),
-                ],
-            )
-            .map_err(|e| Error::invalid("demo rows", e.to_string()))?;
-            write.write_with_kinds(&batch, &kinds)?;
-            let messages = write.prepare_commit()?;
-            let c = strata_table::Committable { identifier: round as i64 + 1, messages, kind: None, properties: None };
-            table.new_commit("strata-demo")?.commit(&c)?;
-        }
-        let write_secs = started.elapsed().as_secs_f64();
-        let total = rounds * rows_per_round;
-        let inspected = inspect(table, None)?;
-        let vectors: usize = inspected["buckets"]
-            .as_array()
-            .map(|bs| bs.iter().filter_map(|b| b["indexFile"]["deletionVectors"].as_array().map(Vec::len)).sum())
-            .unwrap_or(0);
-        let scan_started = Instant::now();
-        let scanned = strata_table::scan::scan(table, &Default::default())?;
-        let scan_secs = scan_started.elapsed().as_secs_f64();
-        say(format!(
-            "{name}: {rounds} commits of {rows_per_round} rows ({deletes} deletes) in {write_secs:.2}s ({:.0} rows/s, compaction included); {} files, {vectors} deletion vectors; scan {} rows in {:.3}s ({})",
-            total as f64 / write_secs,
-            inspected["totals"]["fileCount"],
-            scanned.num_rows(),
-            scan_secs,
-            if name.ends_with("dv") { "no merging" } else { "merge-on-read" },
-        ));
-        report.insert(
-            name.to_string(),
-            serde_json::json!({"commits": rounds, "rows": total, "deletes": deletes, "writeSeconds": write_secs,
-                "files": inspected["totals"]["fileCount"], "deletionVectors": vectors,
-                "scanRows": scanned.num_rows(), "scanSeconds": scan_secs}),
-        );
-    }
-    // The same data both ways: the DV table merge-on-read must give the same rows as its raw read.
-    let dv_table = &tables[0].2;
-    let raw = strata_table::scan::scan(dv_table, &Default::default())?.num_rows();
-    let merged = strata_table::scan::scan(
-        dv_table,
-        &strata_table::scan::ScanOptions { force_merge: true, ..Default::default() },
-    )?
-    .num_rows();
-    let mor = strata_table::scan::scan(&tables[1].2, &Default::default())?.num_rows();
-    say(format!("kv_dv read raw: {raw} rows; kv_dv merge-on-read: {merged} rows; kv_mor: {mor} rows"));
-    if raw != merged || raw != mor {
-        return Err(Error::Corrupt {
-            path: warehouse.to_string(),
-            message: format!("demo tables disagree: raw {raw}, merged {merged}, mor {mor}"),
-        });
-    }
-    say(format!("inspect them: strata inspect {}", catalog.table_path("demo", "kv_dv")));
-    report.insert("agree".to_string(), serde_json::json!(true));
-    if json {
-        println!("{}", serde_json::Value::Object(report));
-    }
-    Ok(())
 }
 
 fn print_batches(batches: &[arrow_array::RecordBatch], format: OutputFormat) -> Result<(), Error> {
