@@ -273,3 +273,29 @@ fn a_writer_dropped_after_a_failed_commit_removes_its_files() {
     drop(b);
     assert_no_unreferenced_files(&t);
 }
+
+#[test]
+fn expiration_and_orphan_cleanup_keep_what_tags_and_consumers_need() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("t");
+    let t = table_with_history(&dir);
+    let sm = t.snapshot_manager();
+    // A tag on snapshot 2, as Paimon writes one (the snapshot's JSON under tag/), and a consumer at 4.
+    std::fs::create_dir_all(dir.join("tag")).unwrap();
+    std::fs::copy(sm.snapshot_path(2), dir.join("tag/tag-t1")).unwrap();
+    std::fs::create_dir_all(dir.join("consumer")).unwrap();
+    std::fs::write(dir.join("consumer/consumer-c1"), r#"{"nextSnapshot":4}"#).unwrap();
+    let tagged = Snapshot::from_json(&std::fs::read(dir.join("tag/tag-t1")).unwrap()).unwrap();
+    let tagged_files: Vec<String> =
+        t.live_files(&tagged).unwrap().iter().map(|e| strata::table::scan::data_file_path(&t, e).unwrap()).collect();
+    assert!(!tagged_files.is_empty());
+    let opts = ExpireOptions { retain_min: 1, retain_max: 1, time_retained: Duration::ZERO, dry_run: false };
+    let report = expire_snapshots(&t, &opts).unwrap();
+    assert_eq!(report.snapshots, vec![1, 2, 3], "the consumer still needs snapshot 4");
+    remove_orphan_files(&t, Duration::ZERO, false).unwrap();
+    for f in &tagged_files {
+        assert!(Path::new(f).exists(), "{f}, which the tag references, was deleted");
+    }
+    // The tag still reads in full.
+    assert_eq!(t.live_files(&tagged).unwrap().len(), tagged_files.len());
+}

@@ -95,7 +95,12 @@ fn references(table: &Table, s: &Snapshot, manifests_cache: &mut HashMap<String,
         }
     }
     for e in table.live_files(s)? {
-        r.data.insert(data_file_path(table, &e)?);
+        let path = data_file_path(table, &e)?;
+        // Extra files (a file index beside its data file) live and die with it.
+        for extra in &e.file.extra_files {
+            r.data.insert(strata_io::join(strata_io::parent(&path), extra));
+        }
+        r.data.insert(path);
     }
     for e in table.changelog_files(s)? {
         r.data.insert(data_file_path(table, &e)?);
@@ -103,7 +108,43 @@ fn references(table: &Table, s: &Snapshot, manifests_cache: &mut HashMap<String,
     Ok(r)
 }
 
-/// Expires snapshots per `opts`, then deletes what only they referenced.
+/// The snapshots that tags pin (`tag/tag-<name>`, a snapshot's JSON): what they reference must outlive
+/// the snapshot's expiration, as Paimon's expiration and orphan cleanup keep it. A tag that does not
+/// decode stops maintenance (a corrupt-table error) rather than letting it delete what the tag may need.
+pub fn tagged_snapshots(table: &Table) -> Result<Vec<Snapshot>> {
+    let dir = strata_io::join(table.path(), "tag");
+    let mut out = Vec::new();
+    for f in table.io().list(&dir)? {
+        if f.is_dir || !f.name().starts_with("tag-") {
+            continue;
+        }
+        let bytes = table.io().read(&f.path)?;
+        out.push(Snapshot::from_json(&bytes).map_err(|e| e.in_file(&f.path))?);
+    }
+    Ok(out)
+}
+
+/// The smallest snapshot a consumer (`consumer/consumer-<id>`, `{"nextSnapshot": N}`) still has to read:
+/// expiration keeps it and everything after, as Paimon's does.
+pub fn min_consumer_next_snapshot(table: &Table) -> Result<Option<i64>> {
+    let dir = strata_io::join(table.path(), "consumer");
+    let mut min = None;
+    for f in table.io().list(&dir)? {
+        if f.is_dir || !f.name().starts_with("consumer-") {
+            continue;
+        }
+        let bytes = table.io().read(&f.path)?;
+        let next = serde_json::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .and_then(|v| v.get("nextSnapshot").and_then(serde_json::Value::as_i64))
+            .ok_or_else(|| Error::Corrupt { path: f.path.clone(), message: "no nextSnapshot".into() })?;
+        min = Some(min.map_or(next, |m: i64| m.min(next)));
+    }
+    Ok(min)
+}
+
+/// Expires snapshots per `opts`, then deletes what only they referenced. Snapshots a consumer still
+/// needs are kept, and nothing a tag references is deleted.
 pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<MaintenanceReport> {
     let _span = tracing::info_span!("expire", path = table.path()).entered();
     let sm = table.snapshot_manager();
@@ -113,7 +154,10 @@ pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<Maintenan
     let now = now_millis();
     let threshold = now - opts.time_retained.as_millis() as i64;
     // Candidates: oldest first, never the newest `retain_min`.
-    let last_candidate = latest - i64::from(opts.retain_min);
+    let mut last_candidate = latest - i64::from(opts.retain_min);
+    if let Some(next) = min_consumer_next_snapshot(table)? {
+        last_candidate = last_candidate.min(next - 1);
+    }
     let mut expired = Vec::new();
     for id in earliest..=last_candidate {
         let s = match sm.snapshot(id) {
@@ -146,6 +190,12 @@ pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<Maintenan
                 all.data = r.data;
             }
         }
+        for tag in tagged_snapshots(table)? {
+            let r = references(table, &tag, &mut cache)?;
+            all.data.extend(r.data);
+            all.index.extend(r.index);
+            all.meta.extend(r.meta);
+        }
         all
     };
     // Data files whose DELETE was committed in (earliest, first retained] and that the first retained
@@ -168,7 +218,10 @@ pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<Maintenan
     // A snapshot's changelog files are its own: they go with it.
     for s in &expired {
         for e in table.changelog_files(s)? {
-            data.insert(data_file_path(table, &e)?);
+            let path = data_file_path(table, &e)?;
+            if !retained_refs.data.contains(&path) {
+                data.insert(path);
+            }
         }
     }
     let mut index = BTreeSet::new();
@@ -347,7 +400,15 @@ pub fn remove_orphan_files(table: &Table, older_than: Duration, dry_run: bool) -
         Ok(all)
     };
     let ids = sm.list_ids()?;
-    let refs = referenced(&ids)?;
+    let mut refs = referenced(&ids)?;
+    // Tags pin their snapshots' files after the snapshots themselves expire.
+    let mut cache = HashMap::new();
+    for tag in tagged_snapshots(table)? {
+        let r = references(table, &tag, &mut cache)?;
+        refs.data.extend(r.data);
+        refs.index.extend(r.index);
+        refs.meta.extend(r.meta);
+    }
     let mut candidates: Vec<(FileStatus, Area)> = files
         .into_iter()
         .filter(|(f, _)| f.modified_millis < cutoff)
