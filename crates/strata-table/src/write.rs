@@ -524,6 +524,11 @@ impl TableWriter {
     /// Flushes, compacts and commits everything written since the last commit; the new snapshot's id
     /// (`None` when there was nothing to commit). When a commit fails (an I/O error, say), calling `commit`
     /// again first retries it: the failed commit's rows are not lost, and never land twice.
+    ///
+    /// A [`Conflict`](strata_spec::ErrorKind::Conflict) is different: another commit changed a bucket this
+    /// one touches in a way no retry of the same files can fix (it added rows that would otherwise shadow
+    /// these, or compacted files this commit replaces). Nothing was committed, the commit's files are
+    /// removed and the writer starts again from the latest snapshot: write those rows again and commit.
     pub fn commit(&mut self) -> Result<Option<i64>> {
         let retried = self.commit_pending()?;
         self.flush_rows()?;
