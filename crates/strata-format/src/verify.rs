@@ -102,13 +102,17 @@ pub(crate) fn verify_chunks<R: ChunkReader>(
     Ok(())
 }
 
+/// A key as datums.
+type KeyDatums = Vec<Option<Datum>>;
+
 /// Decoded rows checked against the file's manifest statistics: keys within `[min_key, max_key]` (first and
 /// last row of each batch, the file being sorted), sequence numbers within the recorded range, row kinds
 /// known. What the manifest says cannot change without the manifest's own checks noticing, so a row that
 /// contradicts it is a corrupt data file, whoever wrote it.
 #[derive(Debug, Clone)]
 pub struct RowCheck {
-    keys: Option<(Vec<usize>, Vec<Option<Datum>>, Vec<Option<Datum>>)>,
+    /// The key columns' positions in the batch, and the manifest's min and max key.
+    keys: Option<(Vec<usize>, KeyDatums, KeyDatums)>,
     seq: Option<(usize, i64, i64)>,
     kind: Option<usize>,
 }
