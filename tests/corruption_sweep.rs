@@ -340,3 +340,21 @@ fn a_snapshot_that_lost_a_live_files_deletion_vector_is_corrupt() {
         Ok(rows) => panic!("read {} rows (before: {})", rows.len(), before.len()),
     }
 }
+
+#[test]
+fn a_data_file_with_keys_outside_its_manifest_range_is_corrupt() {
+    for ext in ["parquet", "orc"] {
+        let dir = tempfile::tempdir().unwrap();
+        let t = create(dir.path(), "t", &[("file.format", ext)]);
+        commit(&t, 0..100, 0, &[]);
+        commit(&t, 200..300, 1, &[]);
+        let path = dir.path().join("db.db/t").to_str().unwrap().to_string();
+        let files = data_files(&path, ext);
+        assert_eq!(files.len(), 2);
+        // Same row count, keys 200..300 where the manifest says 0..99.
+        std::fs::copy(&files[1], &files[0]).unwrap();
+        let err = scan(local(), &path).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Corrupt, "{ext}: {err}");
+        assert!(err.to_string().contains("outside the manifest's"), "{ext}: {err}");
+    }
+}
