@@ -43,6 +43,9 @@ pub struct Table {
     schema: TableSchema,
     /// Live files of recently read snapshots (snapshots are immutable, so entries never go stale).
     files_cache: Arc<parking_lot::Mutex<Option<CachedFiles>>>,
+    /// The snapshot whose deletion vectors were last checked against its predecessor's (the check reads two
+    /// files; repeated point lookups on one snapshot pay it once).
+    dv_checked: Arc<parking_lot::Mutex<Option<i64>>>,
     paths: Arc<PathFactory>,
     snapshots: SnapshotManager,
     schemas: SchemaManager,
@@ -71,6 +74,7 @@ impl Table {
         schema.validate().map_err(|e| e.in_file(&schemas.schema_path(schema.id)))?;
         Ok(Table {
             files_cache: Arc::new(parking_lot::Mutex::new(None)),
+            dv_checked: Arc::new(parking_lot::Mutex::new(None)),
             snapshots: SnapshotManager::new(io.clone(), &path),
             paths: Arc::new(PathFactory::new(&path)),
             io,
@@ -257,7 +261,10 @@ impl Table {
         snapshot: &Snapshot,
         dvs: &HashMap<(BinaryRow, i32, String), DeletionFile>,
     ) -> Result<()> {
-        if snapshot.id <= 1 || !self.schema.core_options().deletion_vectors_enabled()? {
+        if snapshot.id <= 1
+            || !self.schema.core_options().deletion_vectors_enabled()?
+            || *self.dv_checked.lock() == Some(snapshot.id)
+        {
             return Ok(());
         }
         let not_found = |r: Result<()>| match r {
@@ -292,6 +299,7 @@ impl Table {
                     }
                 }
             }
+            *self.dv_checked.lock() = Some(snapshot.id);
             Ok(())
         })())
     }
