@@ -14,6 +14,7 @@ use crate::kv::{KeyValueLayout, SEQUENCE_NUMBER, VALUE_KIND};
 use crate::merge::{MergeIterator, Run};
 use crate::merge_function::MergeConfig;
 use crate::reader::{open_file, FileBatches, ReadRequest};
+use crate::verify::RowCheck;
 use crate::writer::FileFormat;
 
 /// A data file to read: where it is, what the manifest says of it, and its deletion vector.
@@ -65,7 +66,19 @@ pub fn read_positions(
         prune: None,
         select: Some(positions),
     };
-    crate::reader::open_file_ranged(io, &file.path, format, &req)
+    checked(crate::reader::open_file_ranged(io, &file.path, format, &req)?, file, &req.columns)
+}
+
+/// `batches` of `file` checked against its manifest entry: the row count now, and every decoded batch (of
+/// `columns`, the read's) against the file's statistics.
+fn checked(batches: FileBatches, file: &DataFileRef, columns: &[(String, DataType)]) -> Result<FileBatches> {
+    if i64::try_from(batches.num_rows).ok() != Some(file.meta.row_count) {
+        return Err(strata_spec::Error::Corrupt {
+            path: file.path.clone(),
+            message: format!("has {} rows where its manifest entry says {}", batches.num_rows, file.meta.row_count),
+        });
+    }
+    Ok(batches.with_check(RowCheck::for_file(&file.meta, columns)))
 }
 
 /// [`open_data_file`], skipping row groups whose statistics rule `prune` out.
@@ -78,7 +91,7 @@ pub fn open_data_file_pruned(
     prune: Option<crate::predicate::TypedPredicate>,
 ) -> Result<FileBatches> {
     let (format, req) = whole_file_request(file, columns, with_positions, batch_size, prune)?;
-    open_file(io, &file.path, format, &req)
+    checked(open_file(io, &file.path, format, &req)?, file, &req.columns)
 }
 
 /// Like [`open_data_file_pruned`], for narrow reads (a few columns of a few row groups): only the needed
@@ -92,7 +105,7 @@ pub fn open_data_file_ranged(
     prune: Option<crate::predicate::TypedPredicate>,
 ) -> Result<FileBatches> {
     let (format, req) = whole_file_request(file, columns, with_positions, batch_size, prune)?;
-    crate::reader::open_file_ranged(io, &file.path, format, &req)
+    checked(crate::reader::open_file_ranged(io, &file.path, format, &req)?, file, &req.columns)
 }
 
 /// The format of `file` and a request for its rows (its deletion vector applied), as both ways of opening

@@ -9,6 +9,7 @@ pub mod merge_function;
 pub mod predicate;
 pub mod reader;
 pub mod stats;
+pub mod verify;
 pub mod writer;
 
 pub use kv::{KeyValueLayout, RowKind};

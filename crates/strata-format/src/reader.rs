@@ -72,6 +72,7 @@ pub struct FileBatches {
     order: Vec<usize>,
     schema: SchemaRef,
     positions: Option<Box<dyn Iterator<Item = u64> + Send>>,
+    check: Option<crate::verify::RowCheck>,
     /// Rows in the file (before deletions).
     pub num_rows: u64,
 }
@@ -208,8 +209,8 @@ impl std::io::Read for RangedRead {
 fn open_source(source: ParquetSource, path: &str, format: FileFormat, req: &ReadRequest<'_>) -> Result<FileBatches> {
     let _span = tracing::debug_span!("open_data_file", path).entered();
     let opened = match (source, format) {
-        (ParquetSource::Whole(bytes), FileFormat::Parquet) => open_parquet(bytes, path, req)?,
-        (ParquetSource::Ranged(file), FileFormat::Parquet) => open_parquet(file, path, req)?,
+        (ParquetSource::Whole(bytes), FileFormat::Parquet) => open_parquet(bytes.clone(), Some(bytes), path, req)?,
+        (ParquetSource::Ranged(file), FileFormat::Parquet) => open_parquet(file, None, path, req)?,
         (ParquetSource::Whole(bytes), FileFormat::Orc) => open_orc(bytes, path, req)?,
         (ParquetSource::Ranged(file), FileFormat::Orc) => {
             let bytes = file.io.read(&file.path)?;
@@ -219,8 +220,12 @@ fn open_source(source: ParquetSource, path: &str, format: FileFormat, req: &Read
     finish_open(opened, path, req)
 }
 
+/// Opens parquet from `bytes`; with `whole` (the file's bytes, when read whole) the column chunks to be
+/// decoded are checked against the CRC32s Strata records in the footer first. Range reads fetch only some
+/// pages of a chunk, so they are not checked (parquet page CRCs, when a writer recorded them, still are).
 fn open_parquet<R: parquet::file::reader::ChunkReader + 'static>(
     bytes: R,
+    whole: Option<Bytes>,
     path: &str,
     req: &ReadRequest<'_>,
 ) -> Result<Opened> {
@@ -260,6 +265,10 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + 'static>(
         start += n;
     }
     let all = groups.len() == builder.metadata().num_row_groups();
+    if let Some(whole) = &whole {
+        let indices: Vec<usize> = groups.iter().map(|(i, _)| *i).collect();
+        crate::verify::verify_chunks(whole, builder.metadata(), &indices, &mask, path)?;
+    }
     let ranges: Vec<std::ops::Range<u64>> = groups.iter().map(|(_, r)| r.clone()).collect();
     let mut builder = builder.with_projection(mask).with_batch_size(req.batch_size);
     if !all {
@@ -349,6 +358,7 @@ fn finish_open(opened: Opened, path: &str, req: &ReadRequest<'_>) -> Result<File
             Some(sel) => Box::new(sel.clone().into_iter()) as Box<dyn Iterator<Item = u64> + Send>,
             None => live_positions(req.dv, ranges),
         }),
+        check: None,
         num_rows,
     })
 }
@@ -369,6 +379,12 @@ impl FileBatches {
     /// The schema of the batches returned.
     pub fn schema(&self) -> SchemaRef {
         self.schema.clone()
+    }
+
+    /// Checks every batch decoded against `check` (the file's manifest statistics).
+    pub fn with_check(mut self, check: Option<crate::verify::RowCheck>) -> Self {
+        self.check = check;
+        self
     }
 
     fn convert(&mut self, batch: RecordBatch) -> Result<RecordBatch> {
@@ -400,6 +416,12 @@ impl Iterator for FileBatches {
             Ok(Some(Err(e))) => return Some(Err(corrupt(&self.path, e))),
             Err(e) => return Some(Err(e)),
         };
-        Some(self.convert(batch))
+        let batch = self.convert(batch);
+        if let (Ok(b), Some(check)) = (&batch, &self.check) {
+            if let Err(e) = check.check(b, &self.path) {
+                return Some(Err(e));
+            }
+        }
+        Some(batch)
     }
 }

@@ -8,6 +8,7 @@ use arrow_array::types::{Int64Type, Int8Type};
 use arrow_array::RecordBatch;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use strata_io::{join, FileIO};
 use strata_spec::{BinaryRow, DataFileMeta, DataType, Error, FileSource, Result};
@@ -281,7 +282,7 @@ impl KvFileWriter {
 
     fn finish(&mut self, file: OpenFile) -> Result<()> {
         let bytes = match file.sink {
-            Sink::Parquet(w) => w.into_inner().map_err(|e| Error::invalid("parquet close", e.to_string()))?,
+            Sink::Parquet(w) => parquet_close(w)?,
             Sink::Orc(w, buf, _) => {
                 w.close().map_err(|e| Error::unsupported(format!("orc close: {e}")))?;
                 let bytes =
@@ -335,6 +336,17 @@ impl KvFileWriter {
     pub fn written_paths(&self) -> Vec<String> {
         self.done.iter().map(|f| join(&self.dir, &f.file_name)).collect()
     }
+}
+
+/// Closes a parquet file, recording the CRC32 of every column chunk in the footer (the parquet crate writes no
+/// page CRCs): the row groups are flushed first so that their chunks' bytes are final.
+fn parquet_close(mut w: ArrowWriter<Vec<u8>>) -> Result<Vec<u8>> {
+    let err = |e: &dyn std::fmt::Display| Error::invalid("parquet close", e.to_string());
+    w.flush().map_err(|e| err(&e))?;
+    w.sync().map_err(|e| err(&e))?;
+    let crcs = crate::verify::chunk_crcs(w.inner(), w.flushed_row_groups())?;
+    w.append_key_value_metadata(KeyValue::new(crate::verify::CHUNK_CRC_KEY.to_string(), crcs));
+    w.into_inner().map_err(|e| err(&e))
 }
 
 fn now_millis() -> i64 {

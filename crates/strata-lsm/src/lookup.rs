@@ -530,7 +530,7 @@ mod tests {
     use arrow_array::{Int64Array, Int8Array};
     use strata_format::{FileFormat, KvFileWriter, WriterConfig};
     use strata_io::MemoryFileIO;
-    use strata_spec::{BinaryRow, Datum, FileSource, TableSchema};
+    use strata_spec::{Datum, FileSource};
 
     /// Six level-1 files of even keys: [0, 100), [100, 200), ... (odd keys are absent).
     fn setup() -> (Arc<dyn FileIO>, Arc<KeyValueLayout>, Levels) {

@@ -236,7 +236,7 @@ mod tests {
     use arrow_array::cast::AsArray;
     use arrow_array::types::Int64Type;
     use arrow_array::{Int64Array, Int8Array, StringArray};
-    use strata_spec::{DataType, TableSchema};
+    use strata_spec::DataType;
 
     fn layout() -> Arc<KeyValueLayout> {
         let schema = crate::test_util::schema("s", DataType::string());

@@ -50,6 +50,9 @@ pub struct Table {
     schema: TableSchema,
     /// Live files of recently read snapshots (snapshots are immutable, so entries never go stale).
     files_cache: Arc<parking_lot::Mutex<Option<CachedFiles>>>,
+    /// The snapshot whose deletion vectors were last checked against its predecessor's (the check reads two
+    /// files; repeated point lookups on one snapshot pay it once).
+    dv_checked: Arc<parking_lot::Mutex<Option<i64>>>,
     paths: Arc<PathFactory>,
     snapshots: SnapshotManager,
     schemas: SchemaManager,
@@ -123,6 +126,7 @@ impl Table {
         schema.validate().map_err(|e| e.in_file(&schemas.schema_path(schema.id)))?;
         Ok(Table {
             files_cache: Arc::new(parking_lot::Mutex::new(None)),
+            dv_checked: Arc::new(parking_lot::Mutex::new(None)),
             snapshots: SnapshotManager::new(io.clone(), &path),
             paths: Arc::new(PathFactory::new(&path)),
             io,
@@ -289,13 +293,19 @@ impl Table {
     }
 
     /// Where each data file's deletion vector is in `snapshot`: data file name → (index file path, range).
+    ///
+    /// The index manifest is cross-checked against the snapshot's files, which costs no I/O: every vector must
+    /// name a live data file of its bucket, delete at most that file's rows, and lie inside its index file. A
+    /// corrupted entry would otherwise attach a vector to the wrong file or none (keys read twice).
     pub fn deletion_files(&self, snapshot: &Snapshot) -> Result<HashMap<(BinaryRow, i32, String), DeletionFile>> {
         let mut out = HashMap::new();
+        let mut sizes: HashMap<String, i64> = HashMap::new();
         for e in self.index_files(snapshot)? {
             if e.index_file.index_type != DELETION_VECTORS_INDEX {
                 continue;
             }
             let path = self.index_file_path(&e.index_file)?;
+            sizes.insert(path.clone(), e.index_file.file_size);
             for m in e.index_file.dv_ranges.into_iter().flatten() {
                 out.insert(
                     (e.partition.clone(), e.bucket, m.data_file_name.clone()),
@@ -303,7 +313,111 @@ impl Table {
                 );
             }
         }
+        if !out.is_empty() {
+            self.check_deletion_files(snapshot, &out, &sizes)?;
+        }
+        self.check_no_vector_vanished(snapshot, &out)?;
         Ok(out)
+    }
+
+    /// A live file's deletion vector only grows until a compaction rewrites the file (under a new name), so a
+    /// vector the previous snapshot had for a file still live in `snapshot` cannot be missing from it: a
+    /// corrupted snapshot or index manifest dropped it, and the rows it deleted would reappear. Costs the
+    /// previous snapshot and its index manifest, in deletion-vector tables only; skipped once it is expired.
+    fn check_no_vector_vanished(
+        &self,
+        snapshot: &Snapshot,
+        dvs: &HashMap<(BinaryRow, i32, String), DeletionFile>,
+    ) -> Result<()> {
+        if snapshot.id <= 1
+            || !self.schema.core_options().deletion_vectors_enabled()?
+            || *self.dv_checked.lock() == Some(snapshot.id)
+        {
+            return Ok(());
+        }
+        let not_found = |r: Result<()>| match r {
+            Err(e) if e.kind() == strata_spec::ErrorKind::NotFound => Ok(()),
+            other => other,
+        };
+        not_found((|| {
+            let previous = self.snapshots.snapshot(snapshot.id - 1)?;
+            if previous.index_manifest.is_none() {
+                return Ok(());
+            }
+            let files = self.live_files_shared(snapshot)?;
+            let live: std::collections::HashSet<(&BinaryRow, i32, &str)> =
+                files.iter().map(|e| (&e.partition, e.bucket, e.file.file_name.as_str())).collect();
+            for e in self.index_files(&previous)? {
+                if e.index_file.index_type != DELETION_VECTORS_INDEX {
+                    continue;
+                }
+                for m in e.index_file.dv_ranges.iter().flatten() {
+                    let name = m.data_file_name.as_str();
+                    if live.contains(&(&e.partition, e.bucket, name))
+                        && !dvs.contains_key(&(e.partition.clone(), e.bucket, name.to_string()))
+                    {
+                        return Err(Error::Corrupt {
+                            path: self.snapshots.snapshot_path(snapshot.id),
+                            message: format!(
+                                "the deletion vector of {name} (bucket {}) in snapshot {} is missing although the \
+                                 file is still live",
+                                e.bucket, previous.id
+                            ),
+                        });
+                    }
+                }
+            }
+            *self.dv_checked.lock() = Some(snapshot.id);
+            Ok(())
+        })())
+    }
+
+    fn check_deletion_files(
+        &self,
+        snapshot: &Snapshot,
+        dvs: &HashMap<(BinaryRow, i32, String), DeletionFile>,
+        index_sizes: &HashMap<String, i64>,
+    ) -> Result<()> {
+        let files = self.live_files_shared(snapshot)?;
+        let mut matched = 0usize;
+        for e in files.iter() {
+            let Some(df) = dvs.get(&(e.partition.clone(), e.bucket, e.file.file_name.clone())) else {
+                continue;
+            };
+            matched += 1;
+            let m = &df.meta;
+            if m.cardinality.is_some_and(|c| c < 0 || c > e.file.row_count) {
+                return Err(Error::Corrupt {
+                    path: df.path.clone(),
+                    message: format!(
+                        "deletion vector of {} deletes {:?} rows of a file of {}",
+                        m.data_file_name, m.cardinality, e.file.row_count
+                    ),
+                });
+            }
+            let size = index_sizes.get(&df.path).copied().unwrap_or(i64::MAX);
+            if m.offset < 1 || m.length < 0 || i64::from(m.offset) + i64::from(m.length) > size {
+                return Err(Error::Corrupt {
+                    path: df.path.clone(),
+                    message: format!(
+                        "deletion vector of {} at offset {} length {} lies outside the index file of {size} bytes",
+                        m.data_file_name, m.offset, m.length
+                    ),
+                });
+            }
+        }
+        if matched == dvs.len() {
+            return Ok(());
+        }
+        let live: std::collections::HashSet<(&BinaryRow, i32, &str)> =
+            files.iter().map(|e| (&e.partition, e.bucket, e.file.file_name.as_str())).collect();
+        let stray = dvs.iter().find(|((p, b, n), _)| !live.contains(&(p, *b, n.as_str())));
+        let (path, name) = stray
+            .map_or((String::new(), String::new()), |((_, b, n), df)| (df.path.clone(), format!("{n} (bucket {b})")));
+        Err(Error::Corrupt {
+            path,
+            message: format!("deletion vector names {name}, not a live data file of its bucket"),
+        })
     }
 
     /// The options as stored.

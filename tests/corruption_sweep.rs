@@ -1,0 +1,360 @@
+//! Corruption is detected, not read as data: one-byte flips across every kind of file a read depends on,
+//! classified as error (a typed error), harmless (the same rows) or silent (different rows, no error), and
+//! regression tests for the checks that make data files and deletion vectors detect corruption.
+//!
+//! `STRATA_SWEEP_OFFSETS=N cargo test --test corruption_sweep -- --nocapture` flips N offsets per file (48 by
+//! default) and prints the counts (docs/ARCHITECTURE.md, "Corruption sweep").
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, RecordBatch};
+use strata::spec::index_file_meta::DELETION_VECTORS_INDEX;
+use strata::spec::{BinaryRow, DataType, Datum, DeletionVectorMeta, IndexFileMeta, TableSchema};
+use strata::table::{CommitMessage, Committable};
+use strata::{Catalog, ErrorKind, FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
+
+/// A `FileIO` that records which files were read, to sweep only the files a read depends on.
+#[derive(Debug, Default)]
+struct Recording {
+    inner: LocalFileIO,
+    read: Mutex<BTreeSet<String>>,
+}
+
+impl Recording {
+    fn note(&self, path: &str) {
+        self.read.lock().unwrap().insert(path.to_string());
+    }
+}
+
+impl FileIO for Recording {
+    fn read(&self, path: &str) -> strata::Result<Vec<u8>> {
+        self.note(path);
+        self.inner.read(path)
+    }
+    fn read_range(&self, path: &str, offset: u64, len: u64) -> strata::Result<Vec<u8>> {
+        self.note(path);
+        self.inner.read_range(path, offset, len)
+    }
+    fn size(&self, path: &str) -> strata::Result<u64> {
+        self.inner.size(path)
+    }
+    fn write(&self, path: &str, data: &[u8]) -> strata::Result<()> {
+        self.inner.write(path, data)
+    }
+    fn create_if_absent(&self, path: &str, data: &[u8]) -> strata::Result<bool> {
+        self.inner.create_if_absent(path, data)
+    }
+    fn exists(&self, path: &str) -> strata::Result<bool> {
+        self.inner.exists(path)
+    }
+    fn list(&self, dir: &str) -> strata::Result<Vec<strata::io::FileStatus>> {
+        self.inner.list(dir)
+    }
+    fn delete(&self, path: &str) -> strata::Result<()> {
+        self.inner.delete(path)
+    }
+    fn delete_dir(&self, path: &str) -> strata::Result<()> {
+        self.inner.delete_dir(path)
+    }
+    fn mkdirs(&self, path: &str) -> strata::Result<()> {
+        self.inner.mkdirs(path)
+    }
+}
+
+fn create(dir: &std::path::Path, name: &str, options: &[(&str, &str)]) -> Table {
+    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
+    let catalog = Catalog::new(io, dir.to_str().unwrap());
+    catalog.create_database("db", true).unwrap();
+    let mut opts = BTreeMap::from([("bucket".to_string(), "1".to_string())]);
+    opts.extend(options.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let schema = TableSchema::new(
+        vec![("id".into(), DataType::bigint()), ("name".into(), DataType::string()), ("v".into(), DataType::bigint())],
+        vec![],
+        vec!["id".into()],
+        opts,
+        0,
+    )
+    .unwrap();
+    catalog.create_table("db", name, schema, false).unwrap()
+}
+
+/// Commits `n` puts (ids `start..start + n` stepping by `step`, values tagged with `tag`) and some deletes.
+fn commit(t: &Table, ids: impl Iterator<Item = i64>, tag: i64, deletes: &[i64]) {
+    let mut w = TableWriter::new(t, "app").unwrap();
+    for id in ids {
+        let name = format!("name-{id}-{tag}");
+        w.put(vec![Some(Datum::BigInt(id)), Some(Datum::String(name)), Some(Datum::BigInt(id * 7 + tag))]).unwrap();
+    }
+    for id in deletes {
+        w.delete(vec![Some(Datum::BigInt(*id))]).unwrap();
+    }
+    w.commit().unwrap();
+}
+
+/// A table of 400 keys over four commits; deletion-vector tables are fully compacted after the first, so the
+/// later commits mark rows of level >= 1 files deleted.
+fn build(dir: &std::path::Path, dv: bool, format: &str) -> String {
+    let t =
+        create(dir, "t", &[("deletion-vectors.enabled", if dv { "true" } else { "false" }), ("file.format", format)]);
+    commit(&t, 0..400, 0, &[]);
+    if dv {
+        TableWriter::new(&t, "app").unwrap().compact(true).unwrap();
+    }
+    commit(&t, (0..400).step_by(3), 1, &[5, 11, 17]);
+    commit(&t, (0..400).step_by(7), 2, &[23, 301]);
+    dir.join("db.db/t").to_str().unwrap().to_string()
+}
+
+fn rows(batches: &[RecordBatch]) -> Vec<(i64, String, Option<i64>)> {
+    let mut out = Vec::new();
+    for b in batches {
+        let ids = b.column_by_name("id").unwrap().as_primitive::<Int64Type>();
+        let names = b.column_by_name("name").unwrap().as_string::<i32>();
+        let vs = b.column_by_name("v").unwrap().as_primitive::<Int64Type>();
+        for i in 0..b.num_rows() {
+            out.push((ids.value(i), names.value(i).to_string(), vs.is_valid(i).then(|| vs.value(i))));
+        }
+    }
+    out.sort();
+    out
+}
+
+type Rows = Vec<(i64, String, Option<i64>)>;
+
+fn scan(io: Arc<dyn FileIO>, path: &str) -> strata::Result<Rows> {
+    let t = Table::open(io, path)?;
+    Ok(rows(&ReadBuilder::new(&t).read()?.batches))
+}
+
+fn kind(path: &str) -> Option<&'static str> {
+    let name = path.rsplit('/').next().unwrap_or("");
+    Some(if path.contains("/bucket-") && name.ends_with(".parquet") {
+        "data (parquet)"
+    } else if path.contains("/bucket-") && name.ends_with(".orc") {
+        "data (orc)"
+    } else if path.contains("/index/") {
+        "deletion-vector index"
+    } else if name.starts_with("manifest-list-") {
+        "manifest list"
+    } else if name.starts_with("index-manifest-") {
+        "index manifest"
+    } else if name.starts_with("manifest-") {
+        "manifest"
+    } else if name.starts_with("snapshot-") {
+        "snapshot JSON"
+    } else if name.starts_with("schema-") {
+        "schema JSON"
+    } else {
+        return None;
+    })
+}
+
+#[derive(Default, Debug, Clone, Copy)]
+struct Counts {
+    files: usize,
+    flips: usize,
+    error: usize,
+    harmless: usize,
+    silent: usize,
+    panic: usize,
+}
+
+/// Flips one bit of one byte at `per_file` offsets spread over each file the scan of the table at `path` reads.
+fn sweep(path: &str, per_file: usize, counts: &mut BTreeMap<&'static str, Counts>) {
+    let rec = Arc::new(Recording::default());
+    let baseline = scan(rec.clone(), path).unwrap();
+    assert!(!baseline.is_empty());
+    let files: Vec<String> = rec.read.lock().unwrap().iter().cloned().collect();
+    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
+    for f in files {
+        let Some(k) = kind(&f) else { continue };
+        let original = std::fs::read(&f).unwrap();
+        let c = counts.entry(k).or_default();
+        c.files += 1;
+        let n = per_file.min(original.len());
+        for i in 0..n {
+            // Spread over the whole file, deterministic, both ends included.
+            let offset = if n == 1 { 0 } else { i * (original.len() - 1) / (n - 1) };
+            let mut bad = original.clone();
+            // One bit, cycling through the eight positions: text files stay ASCII for seven in eight flips.
+            bad[offset] ^= 1 << (i % 8);
+            std::fs::write(&f, &bad).unwrap();
+            let got = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| scan(io.clone(), path)));
+            c.flips += 1;
+            match got {
+                Err(_) => c.panic += 1,
+                Ok(Err(_)) => c.error += 1,
+                Ok(Ok(r)) if r == baseline => c.harmless += 1,
+                Ok(Ok(_)) => {
+                    c.silent += 1;
+                    eprintln!("silent: {k} {f} offset {offset} of {}", original.len());
+                }
+            }
+        }
+        std::fs::write(&f, &original).unwrap();
+    }
+}
+
+#[test]
+fn one_byte_flips_in_checked_files_are_never_read_as_data() {
+    let per_file: usize = std::env::var("STRATA_SWEEP_OFFSETS").ok().and_then(|s| s.parse().ok()).unwrap_or(48);
+    let mut counts: BTreeMap<&'static str, Counts> = BTreeMap::new();
+    for dv in [true, false] {
+        for format in ["parquet", "orc"] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = build(dir.path(), dv, format);
+            if dv {
+                assert!(std::fs::read_dir(format!("{path}/index")).unwrap().count() > 0, "no deletion vectors");
+            }
+            sweep(&path, per_file, &mut counts);
+        }
+    }
+    println!("| file kind | files | flips | error | harmless | silent | panic |");
+    println!("|---|---|---|---|---|---|---|");
+    for (k, c) in &counts {
+        println!("| {k} | {} | {} | {} | {} | {} | {} |", c.files, c.flips, c.error, c.harmless, c.silent, c.panic);
+    }
+    for k in ["data (parquet)", "deletion-vector index"] {
+        let c = counts[k];
+        assert!(c.flips > 0, "{k}: nothing swept");
+        assert_eq!(c.silent, 0, "{k}: {c:?}");
+    }
+    // Avro decoding (manifests) is contained separately (strata-spec's avro module); every other decoder's
+    // panic must already come out as an error.
+    for (k, c) in counts.iter().filter(|(k, _)| !k.contains("manifest")) {
+        assert_eq!(c.panic, 0, "{k}: {c:?}");
+    }
+}
+
+fn data_files(table: &str, ext: &str) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(format!("{table}/bucket-0"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect();
+    files.sort_by_key(|p| std::fs::metadata(p).unwrap().modified().unwrap());
+    files
+}
+
+fn local() -> Arc<dyn FileIO> {
+    Arc::new(LocalFileIO::new())
+}
+
+#[test]
+fn a_flipped_byte_in_a_parquet_value_page_is_a_corrupt_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = create(dir.path(), "t", &[("file.compression", "none")]);
+    commit(&t, 0..300, 0, &[]);
+    let path = dir.path().join("db.db/t").to_str().unwrap().to_string();
+    let file = data_files(&path, "parquet")[0].clone();
+    let bytes = std::fs::read(&file).unwrap();
+    // The middle of column `v`'s chunk: uncompressed plain or dictionary values, which decode to other values.
+    let meta = parquet::file::reader::SerializedFileReader::new(bytes::Bytes::from(bytes.clone())).unwrap();
+    let rg = parquet::file::reader::FileReader::metadata(&meta).row_group(0).clone();
+    let col = rg.columns().iter().find(|c| c.column_path().string() == "v").unwrap();
+    let (start, len) = col.byte_range();
+    let mut bad = bytes.clone();
+    bad[(start + len / 2) as usize] ^= 0x01;
+    std::fs::write(&file, &bad).unwrap();
+    let err = scan(local(), &path).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains(file.file_name().unwrap().to_str().unwrap()) && msg.contains("'v'"), "{msg}");
+}
+
+#[test]
+fn a_data_file_whose_row_count_differs_from_its_manifest_entry_is_corrupt() {
+    for ext in ["parquet", "orc"] {
+        let dir = tempfile::tempdir().unwrap();
+        let t = create(dir.path(), "t", &[("file.format", ext)]);
+        commit(&t, 0..300, 0, &[]);
+        commit(&t, 0..50, 1, &[]);
+        let path = dir.path().join("db.db/t").to_str().unwrap().to_string();
+        let files = data_files(&path, ext);
+        assert_eq!(files.len(), 2);
+        // The second file (keys 0..50, tag 1) stands in for the first: its keys lie within the first's
+        // min/max, so only the row count tells them apart.
+        std::fs::copy(&files[1], &files[0]).unwrap();
+        let err = scan(local(), &path).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Corrupt, "{ext}: {err}");
+        assert!(err.to_string().contains("50 rows where its manifest entry says 300"), "{ext}: {err}");
+    }
+}
+
+#[test]
+fn a_deletion_vector_naming_a_file_that_is_not_live_is_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = create(dir.path(), "t", &[("deletion-vectors.enabled", "true")]);
+    commit(&t, 0..300, 0, &[]);
+    let dv = DeletionVectorMeta {
+        data_file_name: "data-not-live-0.parquet".into(),
+        offset: 1,
+        length: 20,
+        cardinality: Some(1),
+    };
+    let index = IndexFileMeta {
+        index_type: DELETION_VECTORS_INDEX.to_string(),
+        file_name: "index-stray-0".into(),
+        file_size: 40,
+        row_count: 1,
+        dv_ranges: Some(vec![dv]),
+        external_path: None,
+        global_index: None,
+    };
+    let c = Committable {
+        identifier: 100,
+        messages: vec![CommitMessage {
+            partition: BinaryRow::empty(),
+            bucket: 0,
+            total_buckets: 1,
+            new_index_files: vec![index],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    t.new_commit("other").unwrap().commit(&c).unwrap();
+    let path = dir.path().join("db.db/t").to_str().unwrap().to_string();
+    let err = scan(local(), &path).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
+    assert!(err.to_string().contains("data-not-live-0.parquet"), "{err}");
+}
+
+#[test]
+fn a_snapshot_that_lost_a_live_files_deletion_vector_is_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(dir.path(), true, "parquet");
+    let before = scan(local(), &path).unwrap();
+    // A flip in the `indexManifest` key makes the field unknown, so the latest snapshot has no deletion
+    // vectors while its files are those of the snapshot before.
+    let latest = std::fs::read_to_string(format!("{path}/snapshot/LATEST")).unwrap();
+    let snapshot = format!("{path}/snapshot/snapshot-{}", latest.trim());
+    let json = std::fs::read_to_string(&snapshot).unwrap();
+    assert!(json.contains("\"indexManifest\""));
+    std::fs::write(&snapshot, json.replace("\"indexManifest\"", "\"indexManifesu\"")).unwrap();
+    match scan(local(), &path) {
+        Err(e) => assert!(e.kind() == ErrorKind::Corrupt && e.to_string().contains("is missing"), "{e}"),
+        Ok(rows) => panic!("read {} rows (before: {})", rows.len(), before.len()),
+    }
+}
+
+#[test]
+fn a_data_file_with_keys_outside_its_manifest_range_is_corrupt() {
+    for ext in ["parquet", "orc"] {
+        let dir = tempfile::tempdir().unwrap();
+        let t = create(dir.path(), "t", &[("file.format", ext)]);
+        commit(&t, 0..100, 0, &[]);
+        commit(&t, 200..300, 1, &[]);
+        let path = dir.path().join("db.db/t").to_str().unwrap().to_string();
+        let files = data_files(&path, ext);
+        assert_eq!(files.len(), 2);
+        // Same row count, keys 200..300 where the manifest says 0..99.
+        std::fs::copy(&files[1], &files[0]).unwrap();
+        let err = scan(local(), &path).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Corrupt, "{ext}: {err}");
+        assert!(err.to_string().contains("outside the manifest's"), "{ext}: {err}");
+    }
+}
