@@ -299,3 +299,48 @@ fn expiration_and_orphan_cleanup_keep_what_tags_and_consumers_need() {
     // The tag still reads in full.
     assert_eq!(t.live_files(&tagged).unwrap().len(), tagged_files.len());
 }
+
+/// A file at a level >= 1 whose manifest entry counts no deletes but that holds `-D` rows (what a compactor
+/// trusting pypaimon's delete counts leaves): a raw read of the deletion-vector table must not return the
+/// deleted keys as rows.
+#[test]
+fn a_raw_read_refuses_retractions_its_manifest_does_not_count() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("t");
+    let t = create(&dir, false);
+    let mut w = TableWriter::new(&t, "u").unwrap();
+    for k in 0..20 {
+        put(&mut w, k, k);
+    }
+    for k in 0..5 {
+        w.delete(vec![Some(Datum::BigInt(k))]).unwrap();
+    }
+    w.commit().unwrap();
+    // The file moved to the top level with its deletes uncounted, and the table switched to deletion
+    // vectors, by editing the metadata as a careless compactor would have left it.
+    for name in manifests(&t) {
+        let path = t.path_factory().manifest_path(&name);
+        let entries = ManifestEntry::decode_file(&t.io().read(&path).unwrap()).unwrap();
+        let lying: Vec<ManifestEntry> = entries
+            .into_iter()
+            .map(|mut e| {
+                e.file.level = 5;
+                e.file.delete_row_count = Some(0);
+                e
+            })
+            .collect();
+        t.io().write(&path, &ManifestEntry::encode_file(&lying, "zstd").unwrap()).unwrap();
+    }
+    let mut schema: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("schema/schema-0")).unwrap()).unwrap();
+    schema["options"]["deletion-vectors.enabled"] = "true".into();
+    std::fs::write(dir.join("schema/schema-0"), schema.to_string()).unwrap();
+    let t = Table::open(t.io().clone(), t.path()).unwrap();
+    match ReadBuilder::new(&t).read() {
+        Err(e) => {
+            assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
+            assert!(e.to_string().contains("retraction"), "{e}");
+        }
+        Ok(r) => assert_eq!(r.num_rows(), 15, "deleted keys came back as rows"),
+    }
+}

@@ -188,6 +188,9 @@ fn readers_of_retained_snapshots_never_miss_a_file_while_writers_and_expiration_
     assert_eq!(rows(&t, None).unwrap(), model);
 }
 
+/// A writer id of Paimon's form (`<uuid>`), for files no commit references.
+const DEAD: &str = "0d0d6b1f-5a4e-4f2c-9a57-0b7d6f560c11";
+
 /// Paimon issue 7710: orphan cleanup racing snapshot expiration deleted live files.
 #[test]
 fn orphan_cleanup_racing_expiration_keeps_every_referenced_file() {
@@ -198,10 +201,10 @@ fn orphan_cleanup_racing_expiration_keeps_every_referenced_file() {
     for r in 0..25 {
         round(&mut w, r, &mut model);
     }
-    // Leftovers of a failed commit, and a temp file: the orphans.
-    let junk_manifest = t.path_factory().manifest_path("manifest-dead-0");
+    // Leftovers of a failed commit (names of Paimon's form: cleanup takes no other names): the orphans.
+    let junk_manifest = t.path_factory().manifest_path(&format!("manifest-{DEAD}-0"));
     std::fs::write(&junk_manifest, b"junk").unwrap();
-    let junk_data = format!("{}/bucket-0/data-dead-0.parquet", t.path());
+    let junk_data = format!("{}/bucket-0/data-{DEAD}-0.parquet", t.path());
     std::fs::write(&junk_data, b"junk").unwrap();
     std::thread::scope(|s| {
         s.spawn(|| {
@@ -232,7 +235,7 @@ fn orphan_cleanup_honours_age_and_dry_run() {
     let mut model = BTreeMap::new();
     let mut w = TableWriter::new(&t, "w").unwrap();
     round(&mut w, 0, &mut model);
-    let junk = t.path_factory().manifest_path("manifest-dead-0");
+    let junk = t.path_factory().manifest_path(&format!("manifest-{DEAD}-0"));
     std::fs::write(&junk, b"junk").unwrap();
     // Young files are in-flight as far as cleanup knows.
     let r = remove_orphan_files(&t, Duration::from_secs(3600), false).unwrap();

@@ -102,14 +102,7 @@ fn live_positions(
     }
 }
 
-/// The message of a caught panic (its `&str` or `String` payload).
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_string())
-}
+pub use strata_spec::error::panic_message;
 
 /// Runs a third-party decoder step, turning a panic inside it (malformed input it did not anticipate) into a
 /// corrupt-file error naming `path`.

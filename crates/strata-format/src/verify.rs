@@ -177,3 +177,24 @@ impl RowCheck {
         Ok(())
     }
 }
+
+/// Fails a read that takes every row as live (a raw read of a deletion-vector table) when the batch holds
+/// a retraction row (its `_VALUE_KIND` at column `kind`). The planner chose the raw read because the
+/// manifest counts no deletes in the file, a statistic other writers get wrong (pypaimon 2.1.0 records 0),
+/// so the file's own row kinds have the last word.
+pub fn reject_retractions(batch: &RecordBatch, kind: usize, path: &str, meta: &DataFileMeta) -> Result<()> {
+    let kinds =
+        batch.column(kind).as_primitive_opt::<Int8Type>().ok_or_else(|| corrupt(path, "_VALUE_KIND is not TINYINT"))?;
+    if kinds.values().iter().any(|k| crate::kv::RowKind::byte_is_retract(*k)) {
+        return Err(corrupt(
+            path,
+            format!(
+                "holds retraction rows at level {} although its manifest entry records {:?} deletes, so a read \
+                 without merging would return them as rows; read with merging (`--merge`) or compact the bucket \
+                 fully",
+                meta.level, meta.delete_row_count
+            ),
+        ));
+    }
+    Ok(())
+}

@@ -8,16 +8,17 @@
 
 use std::sync::Arc;
 
+use arrow_array::cast::AsArray;
 use arrow_array::{ArrayRef, Int64Array, Int8Array, RecordBatch};
 use parking_lot_free::Shared;
 use strata_dv::BucketedDvMaintainer;
 use strata_format::bucket_read::{run_reader, DataFileRef};
 use strata_format::merge::{LookupHook, LookupResult, MergeIterator, Run};
 use strata_format::merge_function::MergeConfig;
-use strata_format::{FileFormat, KeyValueLayout, KvFileWriter, WriterConfig};
+use strata_format::{FileFormat, KeyValueLayout, KvFileWriter, RowKind, WriterConfig};
 use strata_io::{join, FileIO};
 use strata_spec::options::{LookupCompactMode, MergeEngine};
-use strata_spec::{DataFileMeta, DataType, Error, FileSource, IndexFileMeta, Result, TableSchema};
+use strata_spec::{DataFileMeta, DataType, Error, FileSource, IndexFileMeta, Result, TableSchema, TypeRoot};
 
 use crate::compaction::{
     pick_force_up_level0, pick_full, plan_task, CompactUnit, ForceUpMode, TaskFile, TaskStep, UniversalCompaction,
@@ -923,6 +924,12 @@ impl UnitJob {
         if (self.drop_delete && has_deletes) || !plain_engine || has_dv || changelog {
             return Ok(None);
         }
+        // A manifest's delete count is another writer's claim (pypaimon 2.1.0 records 0 for level-0 files that
+        // hold deletes): moving such a file up would keep its retractions where deletion-vector readers take
+        // every row as live. What decides is the file's own `_VALUE_KIND` column, read here (one byte a row).
+        if self.drop_delete && self.holds_retractions(f)? {
+            return Ok(None);
+        }
         if self.opts.deletion_vectors && f.level == 0 {
             // Its keys still supersede older copies below: mark those.
             self.mark_older_copies(f)?;
@@ -1027,6 +1034,26 @@ impl UnitJob {
     }
 
     /// Runs `file`'s keys through the lookup so their older copies below the output are marked deleted.
+    /// Whether `file` holds a retraction row (-U or -D), from its `_VALUE_KIND` column.
+    fn holds_retractions(&self, file: &DataFileMeta) -> Result<bool> {
+        let r = DataFileRef { path: self.files.path(file), meta: file.clone(), dv: None };
+        let column = vec![(strata_format::kv::VALUE_KIND.to_string(), DataType::not_null(TypeRoot::TinyInt))];
+        for b in
+            strata_format::bucket_read::open_data_file(self.files.io.as_ref(), &r, column, false, self.opts.batch_size)?
+        {
+            self.check_cancelled()?;
+            let b = b?;
+            let kinds = b
+                .column(0)
+                .as_primitive_opt::<arrow_array::types::Int8Type>()
+                .ok_or_else(|| Error::corrupt(format!("{}: _VALUE_KIND is not TINYINT", r.path)))?;
+            if kinds.values().iter().any(|k| RowKind::byte_is_retract(*k)) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     fn mark_older_copies(&self, file: &DataFileMeta) -> Result<()> {
         if self.output >= self.levels.max_level() {
             return Ok(());

@@ -174,13 +174,18 @@ impl<T> ResultExt<T> for Result<T> {
 pub fn contain_panic<T>(what: &str, decode: impl FnOnce() -> Result<T>) -> Result<T> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)) {
         Ok(result) => result,
-        Err(payload) => {
-            let detail = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "no message".to_string());
-            Err(Error::corrupt(format!("{what} is malformed (the decoder failed: {detail})")))
-        }
+        Err(payload) => Err(Error::corrupt(format!(
+            "{what} is malformed (the decoder failed: {})",
+            panic_message(payload.as_ref())
+        ))),
     }
+}
+
+/// The message of a caught panic (its `&str` or `String` payload).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string())
 }

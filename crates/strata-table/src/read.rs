@@ -542,17 +542,26 @@ impl SplitReader {
             })
             .collect::<Result<_>>()?;
         if split.raw {
+            // A raw read takes every row as live, which is right only if the file holds no retraction: the
+            // planner trusted the manifest's delete count for that, a statistic other writers get wrong
+            // (pypaimon 2.1.0 records 0), so the file's own `_VALUE_KIND` is read along and checked.
+            let mut cols = self.read_cols.clone();
+            cols.push((strata_format::kv::VALUE_KIND.to_string(), DataType::not_null(strata_spec::TypeRoot::TinyInt)));
+            let values: Vec<usize> = (0..self.read_cols.len()).collect();
             for f in &refs {
                 let batches = open_data_file_pruned(
                     self.io.as_ref(),
                     f,
-                    self.read_cols.clone(),
+                    cols.clone(),
                     false,
                     self.batch_size,
                     self.prune.clone(),
                 )?;
                 for b in batches {
-                    if !emit(self.finish(b?)?) {
+                    let b = b?;
+                    strata_format::verify::reject_retractions(&b, values.len(), &f.path, &f.meta)?;
+                    let b = b.project(&values).map_err(|e| Error::invalid("read", e.to_string()))?;
+                    if !emit(self.finish(b)?) {
                         return Ok(());
                     }
                 }
