@@ -344,3 +344,54 @@ fn a_raw_read_refuses_retractions_its_manifest_does_not_count() {
         Ok(r) => assert_eq!(r.num_rows(), 15, "deleted keys came back as rows"),
     }
 }
+
+/// Manifest lists and index manifests name files too: a crafted name is a corrupt file, never a path.
+#[test]
+fn manifest_lists_and_index_manifests_naming_paths_are_corrupt() {
+    use strata::spec::{BinaryRow, DeletionVectorMeta, FileKind, IndexFileMeta, IndexManifestEntry, ManifestFileMeta};
+    let list = |name: &str| ManifestFileMeta {
+        file_name: name.into(),
+        file_size: 1,
+        num_added_files: 1,
+        num_deleted_files: 0,
+        partition_stats: strata::spec::SimpleStats::empty(),
+        schema_id: 0,
+        min_bucket: None,
+        max_bucket: None,
+        min_level: None,
+        max_level: None,
+        min_row_id: None,
+        max_row_id: None,
+    };
+    let index = |name: &str, data_file: &str| IndexManifestEntry {
+        kind: FileKind::Add,
+        partition: BinaryRow::empty(),
+        bucket: 0,
+        index_file: IndexFileMeta {
+            index_type: "DELETION_VECTORS".into(),
+            file_name: name.into(),
+            file_size: 10,
+            row_count: 1,
+            dv_ranges: Some(vec![DeletionVectorMeta {
+                data_file_name: data_file.into(),
+                offset: 1,
+                length: 4,
+                cardinality: Some(1),
+            }]),
+            external_path: None,
+            global_index: None,
+        },
+    };
+    let ok_list = ManifestFileMeta::encode_file(&[list("manifest-a-0")], "zstd").unwrap();
+    assert!(ManifestFileMeta::decode_file(&ok_list).is_ok());
+    for bad in ["../../etc/passwd", "/abs/manifest", "sub/manifest-a-0", ".."] {
+        let bytes = ManifestFileMeta::encode_file(&[list(bad)], "zstd").unwrap();
+        assert_eq!(ManifestFileMeta::decode_file(&bytes).unwrap_err().kind(), ErrorKind::Corrupt, "{bad}");
+        let bytes = IndexManifestEntry::encode_file(&[index(bad, "data-a-0.parquet")], "zstd").unwrap();
+        assert_eq!(IndexManifestEntry::decode_file(&bytes).unwrap_err().kind(), ErrorKind::Corrupt, "{bad}");
+        let bytes = IndexManifestEntry::encode_file(&[index("index-a-0", bad)], "zstd").unwrap();
+        assert_eq!(IndexManifestEntry::decode_file(&bytes).unwrap_err().kind(), ErrorKind::Corrupt, "{bad}");
+    }
+    let ok = IndexManifestEntry::encode_file(&[index("index-a-0", "data-a-0.parquet")], "zstd").unwrap();
+    assert!(IndexManifestEntry::decode_file(&ok).is_ok());
+}
