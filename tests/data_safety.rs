@@ -395,3 +395,33 @@ fn manifest_lists_and_index_manifests_naming_paths_are_corrupt() {
     let ok = IndexManifestEntry::encode_file(&[index("index-a-0", "data-a-0.parquet")], "zstd").unwrap();
     assert!(IndexManifestEntry::decode_file(&ok).is_ok());
 }
+
+/// Dynamic-bucket tables (`bucket = -1`, Paimon's default for primary-key tables) place keys in buckets by
+/// their hash index, not by the bucket function: `get` and `TableQuery` routed every key to bucket 0 and
+/// missed the keys of the other buckets.
+#[test]
+fn lookups_in_a_dynamic_bucket_table_search_every_bucket() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("t");
+    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
+    let t = Table::create(io.clone(), dir.to_str().unwrap(), schema(false, 4)).unwrap();
+    let mut w = TableWriter::new(&t, "u").unwrap();
+    for k in 0..40 {
+        put(&mut w, k, k * 10);
+    }
+    w.commit().unwrap();
+    drop(w);
+    // The same files, as a dynamic-bucket table whose index put the keys where they are.
+    let mut schema_json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("schema/schema-0")).unwrap()).unwrap();
+    schema_json["options"]["bucket"] = "-1".into();
+    std::fs::write(dir.join("schema/schema-0"), schema_json.to_string()).unwrap();
+    let t = Table::open(io, dir.to_str().unwrap()).unwrap();
+    let query = strata::TableQuery::new(&t).unwrap();
+    for k in 0..40 {
+        assert_eq!(value_of(&t, k), Some(k * 10), "get missed key {k}");
+        let row = query.get(&[Some(Datum::BigInt(k))]).unwrap();
+        assert!(row.is_some(), "TableQuery missed key {k}");
+    }
+    assert_eq!(value_of(&t, 99), None);
+}

@@ -41,7 +41,7 @@ use strata_format::KeyValueLayout;
 use strata_lsm::{Bloom, KeyEncoder, LookupCacheOptions};
 use strata_spec::{DataFileMeta, Datum, Error, Result, Snapshot};
 
-use crate::read::{merge_copies, route_key, RoutedKey};
+use crate::read::{in_bucket, merge_copies, route_key, RoutedKey};
 use crate::scan::data_file_path;
 use crate::table::{DeletionFile, Table};
 
@@ -476,19 +476,22 @@ impl TableQuery {
                 let view = st.view.clone();
                 let RoutedKey { partition, bucket, key } = route_key(&view.table, &view.layout, key)?;
                 let key_bytes = view.keys.encode(&key)?;
-                let hits: Vec<Candidate> = st
-                    .buckets
-                    .get(&(partition.serialize(), bucket))
-                    .map(|files| {
-                        files
-                            .iter()
-                            .filter(|c| {
-                                c.min.as_slice() <= key_bytes.as_slice() && key_bytes.as_slice() <= c.max.as_slice()
-                            })
-                            .cloned()
-                            .collect()
-                    })
-                    .unwrap_or_default();
+                let partition = partition.serialize();
+                let files: Vec<&Candidate> = match bucket {
+                    Some(b) => st.buckets.get(&(partition, b)).into_iter().flatten().collect(),
+                    // Dynamic and postpone buckets: every bucket of the partition may hold the key.
+                    None => st
+                        .buckets
+                        .iter()
+                        .filter(|((p, b), _)| *p == partition && in_bucket(None, *b))
+                        .flat_map(|(_, files)| files.iter())
+                        .collect(),
+                };
+                let hits: Vec<Candidate> = files
+                    .into_iter()
+                    .filter(|c| c.min.as_slice() <= key_bytes.as_slice() && key_bytes.as_slice() <= c.max.as_slice())
+                    .cloned()
+                    .collect();
                 let missing: Vec<Candidate> =
                     hits.iter().filter(|c| !st.files.contains_key(&c.path)).cloned().collect();
                 let missing_vectors: Vec<DeletionFile> = hits

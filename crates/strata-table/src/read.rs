@@ -665,8 +665,15 @@ impl Drop for BatchStream {
 /// columns minus partition columns, as datums).
 pub(crate) struct RoutedKey {
     pub(crate) partition: BinaryRow,
-    pub(crate) bucket: i32,
+    /// `None` when the bucket mode (dynamic, postpone) does not say: any bucket of the partition may hold it.
+    pub(crate) bucket: Option<i32>,
     pub(crate) key: Vec<Option<Datum>>,
+}
+
+/// Whether a file of `bucket` may hold a key routed to `routed` (postponed files, in negative buckets, are
+/// not visible to batch reads, as in Paimon).
+pub(crate) fn in_bucket(routed: Option<i32>, bucket: i32) -> bool {
+    routed.map_or(bucket >= 0, |r| r == bucket)
 }
 
 /// Routes `key` (values of every primary-key column, in the table's primary-key order) to its bucket.
@@ -688,7 +695,10 @@ pub(crate) fn route_key(table: &Table, layout: &KeyValueLayout, key: &[Option<Da
     let bucket_keys = schema.bucket_keys();
     let bucket_values = bucket_keys.iter().map(|k| value(k)).collect::<Result<Vec<_>>>()?;
     let bucket_types = bucket_keys.iter().map(|k| types_of(k)).collect::<Result<Vec<_>>>()?;
-    let bucket = bucket_of(&bucket_values, &bucket_types, schema.core_options().bucket()?.max(1))?;
+    // Dynamic (-1) and postpone (-2) tables place keys by their index or their writer, not by the hash:
+    // routing them by hash would look in one bucket and miss keys in the others.
+    let buckets = schema.core_options().bucket()?;
+    let bucket = if buckets > 0 { Some(bucket_of(&bucket_values, &bucket_types, buckets)?) } else { None };
     let trimmed: Vec<Option<Datum>> = layout.key_fields.iter().map(|k| value(&k.name)).collect::<Result<_>>()?;
     let key_types: Vec<DataType> = layout.key_fields.iter().map(|k| k.data_type).collect();
     // Through the binary row, so the key compares like the files' keys (types normalised as stored).
@@ -740,7 +750,7 @@ pub fn get(table: &Table, key: &[Option<Datum>], snapshot: Option<i64>) -> Resul
     let deletion_files = table.deletion_files(&snap)?;
     let mut candidates = Vec::new();
     for e in table.live_files_shared(&snap)?.iter() {
-        if e.partition != partition || e.bucket != bucket || (raw && e.file.level == 0) {
+        if e.partition != partition || !in_bucket(bucket, e.bucket) || (raw && e.file.level == 0) {
             continue;
         }
         let e = e.clone();
