@@ -425,3 +425,106 @@ fn lookups_in_a_dynamic_bucket_table_search_every_bucket() {
     }
     assert_eq!(value_of(&t, 99), None);
 }
+
+/// Orphan cleanup matches data files by name, as Paimon does: a partition directory another engine named
+/// differently from Strata's rendering (Java writes a DOUBLE partition `p=1.0`) held files that cleanup
+/// took for orphans and deleted.
+#[test]
+fn orphan_cleanup_matches_data_files_by_name_not_by_computed_path() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("t");
+    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
+    let schema = TableSchema::new(
+        vec![
+            ("id".into(), DataType::bigint()),
+            ("p".into(), DataType::not_null(strata::spec::TypeRoot::Double)),
+            ("v".into(), DataType::bigint()),
+        ],
+        vec!["p".into()],
+        vec!["id".into(), "p".into()],
+        BTreeMap::from([("bucket".to_string(), "1".to_string())]),
+        0,
+    )
+    .unwrap();
+    let t = Table::create(io, dir.to_str().unwrap(), schema).unwrap();
+    let mut w = TableWriter::new(&t, "u").unwrap();
+    for k in 0..10 {
+        w.put(vec![Some(Datum::BigInt(k)), Some(Datum::Double(1.0)), Some(Datum::BigInt(k))]).unwrap();
+    }
+    w.commit().unwrap();
+    let strata_dir = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .find(|n| n.starts_with("p="))
+        .unwrap();
+    std::fs::rename(dir.join(&strata_dir), dir.join("p=1.0.java")).unwrap();
+    remove_orphan_files(&t, Duration::ZERO, false).unwrap();
+    let left: Vec<_> = std::fs::read_dir(dir.join("p=1.0.java/bucket-0")).unwrap().collect();
+    assert!(!left.is_empty(), "cleanup deleted referenced data files in a directory named unlike Strata's");
+}
+
+/// A commit's files that the latest snapshot references are never discarded, whatever the caller believes
+/// about the commit (one that landed although its call failed, and whose snapshot expired since).
+#[test]
+fn discarding_messages_never_removes_referenced_files() {
+    let root = tempfile::tempdir().unwrap();
+    let t = create(&root.path().join("t"), true);
+    let mut write = strata::TableWrite::new(&t).unwrap();
+    let schema = Arc::new(arrow_schema::Schema::new(vec![
+        arrow_schema::Field::new("id", arrow_schema::DataType::Int64, false),
+        arrow_schema::Field::new("v", arrow_schema::DataType::Int64, true),
+    ]));
+    let batch = arrow_array::RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(arrow_array::Int64Array::from_iter_values(0..50)),
+            Arc::new(arrow_array::Int64Array::from_iter_values(0..50)),
+        ],
+    )
+    .unwrap();
+    write.write_batch(&batch).unwrap();
+    let messages = write.prepare_commit_waiting().unwrap();
+    let c = strata::table::Committable { identifier: 1, messages: messages.clone(), kind: None, properties: None };
+    t.new_commit("u").unwrap().commit(&c).unwrap();
+    write.discard(&messages);
+    assert_eq!(ReadBuilder::new(&t).read().unwrap().num_rows(), 50);
+    assert_no_unreferenced_files(&t);
+}
+
+/// After a conflict, everything since the last successful commit is gone, rows still buffered included,
+/// so writing it again neither loses nor doubles a row. The conflict comes on the retry of a commit that
+/// failed earlier, before the rows buffered since were flushed.
+#[test]
+fn a_conflict_drops_the_rows_still_buffered_too() {
+    use strata::io::{Fault, FaultyFileIO, OpKind};
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("t");
+    let t = create(&dir, false);
+    let faulty = Arc::new(FaultyFileIO::new(Arc::new(LocalFileIO::new())));
+    let tb = Table::open(faulty.clone(), dir.to_str().unwrap()).unwrap();
+    let mut a = TableWriter::new(&t, "a").unwrap();
+    let mut b = TableWriter::new(&tb, "b").unwrap();
+    write_now(&mut b, &[(1, 2)]);
+    faulty.fail_at_path(0, Fault::Before, Some(OpKind::Mutate), "snapshot-");
+    assert_eq!(b.commit().unwrap_err().kind(), ErrorKind::Io);
+    faulty.disarm();
+    put(&mut b, 2, 2);
+    write_now(&mut a, &[(1, 1)]);
+    a.commit().unwrap();
+    assert_eq!(b.commit().unwrap_err().kind(), ErrorKind::Conflict);
+    assert_eq!(b.commit().unwrap(), None, "rows buffered before the conflict were committed after it");
+    assert_eq!(value_of(&t, 2), None);
+    assert_eq!(value_of(&t, 1), Some(1));
+}
+
+#[test]
+fn maintenance_refuses_tables_with_branches_it_does_not_read() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("t");
+    let t = table_with_history(&dir);
+    std::fs::create_dir_all(dir.join("branch/branch-b1/snapshot")).unwrap();
+    let e = remove_orphan_files(&t, Duration::ZERO, false).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+    let opts = ExpireOptions { retain_min: 1, retain_max: 1, time_retained: Duration::ZERO, dry_run: false };
+    assert_eq!(expire_snapshots(&t, &opts).unwrap_err().kind(), ErrorKind::Unsupported);
+}

@@ -672,6 +672,15 @@ fn print_report(r: &serde_json::Value) {
 /// Runs the CLI on the process arguments and returns the exit code: 0 on success, 2 for bad input,
 /// 3 not found, 4 already exists, 5 corrupt data, 6 commit conflict, 7 unsupported, 1 other errors.
 pub fn main() -> ExitCode {
+    // A panic inside a third-party decoder is contained at the decoder boundary and comes back as a
+    // corrupt-file error, printed below: the default hook's backtrace message for it would only confuse.
+    // Any other panic is a bug and is printed as usual.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !strata_spec::error::panic_is_contained() {
+            default_hook(info);
+        }
+    }));
     let cli = Cli::parse();
     if std::env::var_os("STRATA_LOG").is_some() {
         tracing_subscriber::fmt()

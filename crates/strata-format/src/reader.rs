@@ -107,7 +107,7 @@ pub use strata_spec::error::panic_message;
 /// Runs a third-party decoder step, turning a panic inside it (malformed input it did not anticipate) into a
 /// corrupt-file error naming `path`.
 fn guarded<T>(path: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+    match strata_spec::error::catch_contained(f) {
         Ok(r) => r,
         Err(p) => Err(corrupt(path, format!("cannot decode: {}", panic_message(p.as_ref())))),
     }

@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use strata_spec::binary_row::compare_rows;
-use strata_spec::{DataFileMeta, DataType, Datum, Error, Result};
+use strata_spec::{BinaryRow, DataFileMeta, DataType, Datum, Error, Result};
 
 /// A sorted run at a level: the unit the compaction picker reasons about.
 #[derive(Debug, Clone)]
@@ -37,11 +37,22 @@ fn keys(f: &DataFileMeta, types: &[DataType]) -> Result<(Key, Key)> {
     Ok((f.min_key.to_datums(types)?, f.max_key.to_datums(types)?))
 }
 
+/// The deepest level a file may claim. Paimon's `num-levels` defaults to 5 (compaction trigger + 1); no
+/// real table comes near this.
+pub const MAX_LEVEL: i32 = 1024;
+
 impl Levels {
     /// Levels holding `files`, with `num_levels` levels (0..num_levels), or more when `files` already reach
     /// deeper: `num-levels` (and the compaction trigger it defaults from) may be lowered on a table with
     /// data, and its files keep their levels (Paimon restores the same way).
     pub fn new(key_types: Vec<DataType>, files: Vec<DataFileMeta>, num_levels: usize) -> Result<Self> {
+        // A level comes from a manifest: a crafted one (i32::MAX) must not size an allocation.
+        if let Some(f) = files.iter().find(|f| f.level < 0 || f.level > MAX_LEVEL) {
+            return Err(Error::corrupt(format!(
+                "data file {} is at level {}, outside 0..={MAX_LEVEL}",
+                f.file_name, f.level
+            )));
+        }
         let deepest = files.iter().map(|f| usize::try_from(f.level).unwrap_or(0) + 1).max().unwrap_or(0);
         let num_levels = num_levels.max(deepest).max(2);
         let mut l = Levels { key_types, level0: Vec::new(), levels: vec![Vec::new(); num_levels - 1] };
@@ -137,5 +148,19 @@ impl Levels {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod level_bound_tests {
+    use super::*;
+
+    /// A crafted `_LEVEL` of i32::MAX sized a vector of 2^31 levels (about 51 GB) and aborted the process.
+    #[test]
+    fn a_level_beyond_the_bound_is_corrupt_not_an_allocation() {
+        let f = crate::test_util::file_meta("data-x-0.parquet", i32::MAX, 10, BinaryRow::empty(), BinaryRow::empty());
+        let e = Levels::new(vec![DataType::bigint()], vec![f], 5).unwrap_err();
+        assert_eq!(e.kind(), strata_spec::ErrorKind::Corrupt);
     }
 }

@@ -172,13 +172,33 @@ impl<T> ResultExt<T> for Result<T> {
 /// instead of returning an error) into a corrupt-data error naming `what`. Only for code that touches
 /// nothing but the bytes it decodes, so no state is left half-changed by the unwinding.
 pub fn contain_panic<T>(what: &str, decode: impl FnOnce() -> Result<T>) -> Result<T> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)) {
+    match catch_contained(decode) {
         Ok(result) => result,
         Err(payload) => Err(Error::corrupt(format!(
             "{what} is malformed (the decoder failed: {})",
             panic_message(payload.as_ref())
         ))),
     }
+}
+
+thread_local! {
+    static CONTAINING: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// `catch_unwind` for a decoder boundary, marking the thread as containing a panic while `f` runs, so a
+/// program's panic hook can tell a contained panic (reported as a corrupt-file error) from a bug
+/// ([`panic_is_contained`]).
+pub fn catch_contained<T>(f: impl FnOnce() -> T) -> std::thread::Result<T> {
+    CONTAINING.with(|c| c.set(c.get() + 1));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    CONTAINING.with(|c| c.set(c.get().saturating_sub(1)));
+    result
+}
+
+/// Whether the panic being raised on this thread will be contained by [`catch_contained`] (for a panic
+/// hook that stays quiet about those: the caller gets a corrupt-file error instead).
+pub fn panic_is_contained() -> bool {
+    CONTAINING.with(|c| c.get() > 0)
 }
 
 /// The message of a caught panic (its `&str` or `String` payload).

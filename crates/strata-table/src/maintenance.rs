@@ -70,6 +70,13 @@ struct References {
     meta: BTreeSet<String>,
 }
 
+impl References {
+    /// The file names of the referenced data files (and their extra files).
+    fn data_names(&self) -> BTreeSet<String> {
+        self.data.iter().map(|p| p.rsplit('/').next().unwrap_or(p.as_str()).to_string()).collect()
+    }
+}
+
 fn references(table: &Table, s: &Snapshot, manifests_cache: &mut HashMap<String, Vec<String>>) -> Result<References> {
     let store = table.manifest_store()?;
     let mut r = References::default();
@@ -143,10 +150,29 @@ pub fn min_consumer_next_snapshot(table: &Table) -> Result<Option<i64>> {
     Ok(min)
 }
 
+/// Branches (`branch/branch-<name>/`, with snapshots and tags of their own) and decoupled changelogs
+/// (`changelog/changelog-N`, kept past their snapshots) share the table's manifests and data files. Strata's
+/// maintenance does not read them yet, so it refuses to run where they exist rather than delete what only
+/// they reference.
+fn refuse_unread_references(table: &Table) -> Result<()> {
+    for dir in ["branch", "changelog"] {
+        let path = strata_io::join(table.path(), dir);
+        if let Some(f) = table.io().list(&path)?.first() {
+            return Err(Error::unsupported(format!(
+                "maintenance of a table with {dir} metadata ({}): Strata does not read it yet, and deleting what \
+                 only it references would break it",
+                f.path
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Expires snapshots per `opts`, then deletes what only they referenced. Snapshots a consumer still
 /// needs are kept, and nothing a tag references is deleted.
 pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<MaintenanceReport> {
     let _span = tracing::info_span!("expire", path = table.path()).entered();
+    refuse_unread_references(table)?;
     let sm = table.snapshot_manager();
     let mut report = MaintenanceReport { dry_run: opts.dry_run, ..Default::default() };
     let ids = sm.list_ids()?;
@@ -314,9 +340,11 @@ fn temp_target(name: &str) -> Option<&str> {
 /// the table directory are never listed.
 fn cleanup_candidates(table: &Table) -> Result<Vec<(FileStatus, Area)>> {
     let o = table.schema().core_options();
-    let data_prefix = o.get("data-file.prefix").unwrap_or("data-").to_string();
-    let changelog_prefix = o.get("changelog-file.prefix").unwrap_or("changelog-").to_string();
-    let prefixes = [data_prefix.as_str(), changelog_prefix.as_str()];
+    // Paimon's defaults (what Strata writes) and the table's own prefixes, if it sets them.
+    let mut prefixes = vec!["data-", "changelog-"];
+    prefixes.extend(
+        ["data-file.prefix", "changelog-file.prefix"].iter().filter_map(|k| o.get(k)).filter(|p| !p.is_empty()),
+    );
     let paths = table.path_factory();
     let mut out = Vec::new();
     let flat = [
@@ -371,6 +399,7 @@ fn collect_bucket_files(
 /// `older_than` ago.
 pub fn remove_orphan_files(table: &Table, older_than: Duration, dry_run: bool) -> Result<MaintenanceReport> {
     let _span = tracing::info_span!("remove_orphan_files", path = table.path()).entered();
+    refuse_unread_references(table)?;
     let sm = table.snapshot_manager();
     let cutoff = now_millis() - older_than.as_millis() as i64;
     let files = cleanup_candidates(table)?;
@@ -409,6 +438,7 @@ pub fn remove_orphan_files(table: &Table, older_than: Duration, dry_run: bool) -
         refs.index.extend(r.index);
         refs.meta.extend(r.meta);
     }
+    let data_names = refs.data_names();
     let mut candidates: Vec<(FileStatus, Area)> = files
         .into_iter()
         .filter(|(f, _)| f.modified_millis < cutoff)
@@ -416,7 +446,11 @@ pub fn remove_orphan_files(table: &Table, older_than: Duration, dry_run: bool) -
             Area::Snapshot | Area::Schema => true,
             Area::Manifest => !refs.meta.contains(f.name()),
             Area::Index => !refs.index.contains(f.name()),
-            Area::Bucket => !refs.data.contains(&f.path),
+            // By name, as Paimon's orphan cleanup does (names are unique per writer UUID): a path computed
+            // from partition values can differ from the directory another engine wrote (Java renders a
+            // DOUBLE partition `1.0`, a TIMESTAMP as ISO text), and a path mismatch must never make a
+            // referenced file look orphaned.
+            Area::Bucket => !data_names.contains(f.name()),
         })
         .collect();
     // Snapshots committed while we listed may reference candidates: look again before deleting (the race
@@ -424,8 +458,9 @@ pub fn remove_orphan_files(table: &Table, older_than: Duration, dry_run: bool) -
     let newer: Vec<i64> = sm.list_ids()?.into_iter().filter(|id| !ids.contains(id)).collect();
     if !newer.is_empty() {
         let more = referenced(&newer)?;
+        let more_names = more.data_names();
         candidates.retain(|(f, _)| {
-            !more.data.contains(&f.path) && !more.meta.contains(f.name()) && !more.index.contains(f.name())
+            !more_names.contains(f.name()) && !more.meta.contains(f.name()) && !more.index.contains(f.name())
         });
     }
     let mut report = MaintenanceReport { dry_run, ..Default::default() };

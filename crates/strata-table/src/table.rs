@@ -53,6 +53,8 @@ pub struct Table {
     /// The snapshot whose deletion vectors were last checked against its predecessor's (the check reads two
     /// files; repeated point lookups on one snapshot pay it once).
     dv_checked: Arc<parking_lot::Mutex<Option<i64>>>,
+    /// Every external-path root any schema named (read once, on first use).
+    external_roots: Arc<std::sync::OnceLock<Option<String>>>,
     paths: Arc<PathFactory>,
     snapshots: SnapshotManager,
     schemas: SchemaManager,
@@ -127,6 +129,7 @@ impl Table {
         Ok(Table {
             files_cache: Arc::new(parking_lot::Mutex::new(None)),
             dv_checked: Arc::new(parking_lot::Mutex::new(None)),
+            external_roots: Arc::new(std::sync::OnceLock::new()),
             snapshots: SnapshotManager::new(io.clone(), &path),
             paths: Arc::new(PathFactory::new(&path)),
             io,
@@ -287,9 +290,29 @@ impl Table {
         }
     }
 
-    /// The roots under which metadata may place files outside the table (`data-file.external-paths`).
+    /// The roots under which metadata may place files outside the table: every `data-file.external-paths`
+    /// any schema of the table named (the option may be altered, and files keep the paths they were written
+    /// at), comma-separated; `None` when no schema names one.
     pub fn external_path_roots(&self) -> Option<&str> {
-        self.schema.options.get(EXTERNAL_PATHS_OPTION).map(String::as_str)
+        self.external_roots
+            .get_or_init(|| {
+                let mut roots: Vec<String> = Vec::new();
+                let current = self.schema.options.get(EXTERNAL_PATHS_OPTION).cloned();
+                let older = self.schemas.list_ids().unwrap_or_default().into_iter().filter(|&id| id != self.schema.id);
+                // An older schema that does not read names no roots: reading then fails closed (a corrupt
+                // error for files under roots only it named), never open.
+                let older =
+                    older.filter_map(|id| self.schemas.schema(id).ok()?.options.get(EXTERNAL_PATHS_OPTION).cloned());
+                for value in current.into_iter().chain(older) {
+                    for root in value.split(',').map(str::trim).filter(|r| !r.is_empty()) {
+                        if !roots.iter().any(|r| r == root) {
+                            roots.push(root.to_string());
+                        }
+                    }
+                }
+                (!roots.is_empty()).then(|| roots.join(","))
+            })
+            .as_deref()
     }
 
     /// Where each data file's deletion vector is in `snapshot`: data file name → (index file path, range).

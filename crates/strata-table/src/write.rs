@@ -361,6 +361,19 @@ impl TableWrite {
     /// drops every bucket writer, since their state counted those files as committed. The next write starts
     /// from the latest snapshot.
     pub fn discard(&mut self, messages: &[CommitMessage]) {
+        // What the latest snapshot references is never removed, whatever the messages say: a commit that
+        // landed although its call failed, and whose snapshot expired before a retry, looks uncommitted. If
+        // the snapshot cannot be read, nothing is removed (orphans at worst).
+        let referenced = match self.referenced_names() {
+            Ok(names) => names,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the latest snapshot; keeping the files of a discarded commit");
+                self.writers.clear();
+                self.live = None;
+                self.base = None;
+                return;
+            }
+        };
         for m in messages {
             let dir = match self.bucket_dir(&m.partition, m.bucket) {
                 Ok(dir) => dir,
@@ -372,8 +385,15 @@ impl TableWrite {
             // A compaction output named in `compact_before` too is an upgrade: a committed file, not ours.
             let ours = |f: &&strata_spec::DataFileMeta| !m.compact_before.iter().any(|b| b.file_name == f.file_name);
             let data = m.new_files.iter().chain(&m.compact_after).chain(&m.changelog_files).filter(ours);
-            let mut paths: Vec<String> = data.map(|f| strata_io::join(&dir, &f.file_name)).collect();
-            paths.extend(m.new_index_files.iter().filter_map(|f| self.table.index_file_path(f).ok()));
+            let unreferenced = |name: &String| !referenced.contains(name);
+            let mut paths: Vec<String> =
+                data.map(|f| &f.file_name).filter(|n| unreferenced(n)).map(|n| strata_io::join(&dir, n)).collect();
+            paths.extend(
+                m.new_index_files
+                    .iter()
+                    .filter(|f| unreferenced(&f.file_name))
+                    .filter_map(|f| self.table.index_file_path(f).ok()),
+            );
             for path in paths {
                 if let Err(e) = self.table.io().delete(&path) {
                     tracing::warn!(path, error = %e, "cannot remove a file of a discarded commit");
@@ -383,6 +403,17 @@ impl TableWrite {
         self.writers.clear();
         self.live = None;
         self.base = None;
+    }
+
+    /// Names of the data, changelog and index files the latest snapshot references.
+    fn referenced_names(&self) -> Result<std::collections::HashSet<String>> {
+        let mut names = std::collections::HashSet::new();
+        if let Some(s) = self.table.snapshot(None)? {
+            names.extend(self.table.live_files(&s)?.into_iter().map(|e| e.file.file_name));
+            names.extend(self.table.changelog_files(&s)?.into_iter().map(|e| e.file.file_name));
+            names.extend(self.table.index_files(&s)?.into_iter().map(|e| e.index_file.file_name));
+        }
+        Ok(names)
     }
 
     /// Keeps `m` for the commit; a bucket that already handed over a message (it prepared while another
@@ -528,7 +559,8 @@ impl TableWriter {
     /// A [`Conflict`](strata_spec::ErrorKind::Conflict) is different: another commit changed a bucket this
     /// one touches in a way no retry of the same files can fix (it added rows that would otherwise shadow
     /// these, or compacted files this commit replaces). Nothing was committed, the commit's files are
-    /// removed and the writer starts again from the latest snapshot: write those rows again and commit.
+    /// removed and the writer starts again from the latest snapshot: write everything written since the
+    /// last successful commit again (rows still buffered are dropped too) and commit.
     pub fn commit(&mut self) -> Result<Option<i64>> {
         let retried = self.commit_pending()?;
         self.flush_rows()?;
@@ -550,6 +582,10 @@ impl TableWriter {
             // identifier before giving up): its files are garbage, and the bucket writers' state is stale.
             Err(e) if e.kind() == strata_spec::ErrorKind::Conflict => {
                 self.write.discard(&c.messages);
+                // Everything since the last successful commit goes, rows still buffered included, so that
+                // writing it all again neither loses nor doubles a row.
+                self.rows.clear();
+                self.kinds.clear();
                 Err(e)
             }
             Err(e) => {
