@@ -528,3 +528,27 @@ fn maintenance_refuses_tables_with_branches_it_does_not_read() {
     let opts = ExpireOptions { retain_min: 1, retain_max: 1, time_retained: Duration::ZERO, dry_run: false };
     assert_eq!(expire_snapshots(&t, &opts).unwrap_err().kind(), ErrorKind::Unsupported);
 }
+
+/// Manifest names differ only in a counter, so one damaged digit can name another valid manifest list:
+/// the size the snapshot records for it tells them apart.
+#[test]
+fn a_snapshot_naming_another_valid_manifest_list_is_corrupt() {
+    let root = tempfile::tempdir().unwrap();
+    let t = table_with_history(&root.path().join("t"));
+    let sm = t.snapshot_manager();
+    let path = sm.snapshot_path(sm.latest_id().unwrap().unwrap());
+    let mut json: serde_json::Value = serde_json::from_slice(&t.io().read(&path).unwrap()).unwrap();
+    let recorded = json["deltaManifestListSize"].as_i64().unwrap();
+    let other = t
+        .io()
+        .list(&t.path_factory().manifest_dir())
+        .unwrap()
+        .into_iter()
+        .find(|f| f.name().starts_with("manifest-list-") && f.size as i64 != recorded)
+        .unwrap();
+    json["deltaManifestList"] = other.name().into();
+    t.io().write(&path, json.to_string().as_bytes()).unwrap();
+    let e = ReadBuilder::new(&t).read().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
+    assert!(e.to_string().contains("records"), "{e}");
+}

@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use strata_spec::binary_row::compare_rows;
-use strata_spec::{BinaryRow, DataFileMeta, DataType, Datum, Error, Result};
+use strata_spec::{DataFileMeta, DataType, Datum, Error, Result};
 
 /// A sorted run at a level: the unit the compaction picker reasons about.
 #[derive(Debug, Clone)]
@@ -155,6 +155,7 @@ impl Levels {
 #[allow(clippy::unwrap_used)]
 mod level_bound_tests {
     use super::*;
+    use strata_spec::BinaryRow;
 
     /// A crafted `_LEVEL` of i32::MAX sized a vector of 2^31 levels (about 51 GB) and aborted the process.
     #[test]

@@ -516,7 +516,7 @@ impl FileStoreCommit {
         if base.len() > MANIFEST_MERGE_MIN_COUNT {
             let mut live = LiveFiles::new();
             for m in &base {
-                merge_into(&mut live, self.manifests.read_manifest(&m.file_name)?);
+                merge_into(&mut live, self.manifests.read_manifest_of(m)?);
             }
             let entries: Vec<ManifestEntry> = live.into_values().collect();
             base = self.manifests.write_manifests(&entries, written)?;

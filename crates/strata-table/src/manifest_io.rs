@@ -55,8 +55,33 @@ impl ManifestStore {
 
     /// Reads one manifest list.
     pub fn read_manifest_list(&self, name: &str) -> Result<Vec<ManifestFileMeta>> {
+        self.read_manifest_list_sized(name, None)
+    }
+
+    /// Reads one manifest list, checking its size against `size`, what the snapshot naming it records.
+    pub fn read_manifest_list_sized(&self, name: &str, size: Option<i64>) -> Result<Vec<ManifestFileMeta>> {
         let path = self.paths.manifest_path(name);
-        ManifestFileMeta::decode_file(&self.io.read(&path)?).in_file(&path)
+        ManifestFileMeta::decode_file(&self.read_sized(&path, size)?).in_file(&path)
+    }
+
+    /// Reads the manifest `meta` names, checking its size against the manifest list's record of it.
+    pub fn read_manifest_of(&self, meta: &ManifestFileMeta) -> Result<Vec<ManifestEntry>> {
+        let path = self.paths.manifest_path(&meta.file_name);
+        let _span = tracing::debug_span!("read_manifest", name = meta.file_name).entered();
+        ManifestEntry::decode_file(&self.read_sized(&path, Some(meta.file_size))?).in_file(&path)
+    }
+
+    /// Reads `path`, which metadata records as `size` bytes. Manifest names differ only in a counter, so a
+    /// damaged name can point at another valid manifest: the recorded size catches most of those at no cost.
+    fn read_sized(&self, path: &str, size: Option<i64>) -> Result<Vec<u8>> {
+        let bytes = self.io.read(path)?;
+        match size {
+            Some(n) if n > 0 && bytes.len() as i64 != n => Err(strata_spec::Error::Corrupt {
+                path: path.to_string(),
+                message: format!("is {} bytes, but the metadata naming it records {n}", bytes.len()),
+            }),
+            _ => Ok(bytes),
+        }
     }
 
     /// Reads one index manifest.
@@ -75,8 +100,9 @@ impl ManifestStore {
 
     /// Every manifest file a snapshot's base and delta lists name, in order.
     pub fn data_manifests(&self, snapshot: &Snapshot) -> Result<Vec<ManifestFileMeta>> {
-        let mut metas = self.read_manifest_list(&snapshot.base_manifest_list)?;
-        metas.extend(self.read_manifest_list(&snapshot.delta_manifest_list)?);
+        let mut metas =
+            self.read_manifest_list_sized(&snapshot.base_manifest_list, snapshot.base_manifest_list_size)?;
+        metas.extend(self.read_manifest_list_sized(&snapshot.delta_manifest_list, snapshot.delta_manifest_list_size)?);
         Ok(metas)
     }
 
@@ -85,7 +111,7 @@ impl ManifestStore {
         let _span = tracing::debug_span!("live_files", snapshot = snapshot.id).entered();
         let mut live = LiveFiles::new();
         for meta in self.data_manifests(snapshot)? {
-            merge_into(&mut live, self.read_manifest(&meta.file_name)?);
+            merge_into(&mut live, self.read_manifest_of(&meta)?);
         }
         Ok(live)
     }

@@ -226,8 +226,8 @@ impl Table {
         let Some(list) = &snapshot.changelog_manifest_list else { return Ok(Vec::new()) };
         let store = self.manifest_store()?;
         let mut out = Vec::new();
-        for m in store.read_manifest_list(list)? {
-            out.extend(store.read_manifest(&m.file_name)?);
+        for m in store.read_manifest_list_sized(list, snapshot.changelog_manifest_list_size)? {
+            out.extend(store.read_manifest_of(&m)?);
         }
         Ok(out)
     }
