@@ -68,6 +68,38 @@ fn table_with_history(dir: &Path) -> Table {
     Table::open(t.io().clone(), t.path()).unwrap()
 }
 
+/// Rewrites manifest `name` with `entries` as an attacker with write access to the metadata would: the
+/// manifest lists and snapshots that record sizes are patched to match, so only the crafted content is
+/// left to catch.
+fn rewrite_manifest(t: &Table, name: &str, entries: &[ManifestEntry]) {
+    use strata::spec::ManifestFileMeta;
+    let bytes = ManifestEntry::encode_file(entries, "zstd").unwrap();
+    t.io().write(&t.path_factory().manifest_path(name), &bytes).unwrap();
+    let dir = t.path_factory().manifest_dir();
+    for f in t.io().list(&dir).unwrap().into_iter().filter(|f| f.name().starts_with("manifest-list-")) {
+        let mut metas = ManifestFileMeta::decode_file(&t.io().read(&f.path).unwrap()).unwrap();
+        if metas.iter().any(|m| m.file_name == name) {
+            metas.iter_mut().filter(|m| m.file_name == name).for_each(|m| m.file_size = bytes.len() as i64);
+            t.io().write(&f.path, &ManifestFileMeta::encode_file(&metas, "zstd").unwrap()).unwrap();
+        }
+    }
+    let sm = t.snapshot_manager();
+    for id in sm.list_ids().unwrap() {
+        let path = sm.snapshot_path(id);
+        let mut json: serde_json::Value = serde_json::from_slice(&t.io().read(&path).unwrap()).unwrap();
+        for (list, size) in [
+            ("baseManifestList", "baseManifestListSize"),
+            ("deltaManifestList", "deltaManifestListSize"),
+            ("changelogManifestList", "changelogManifestListSize"),
+        ] {
+            if let Some(list) = json[list].as_str() {
+                json[size] = (t.io().size(&t.path_factory().manifest_path(list)).unwrap() as i64).into();
+            }
+        }
+        t.io().write(&path, json.to_string().as_bytes()).unwrap();
+    }
+}
+
 fn manifests(t: &Table) -> Vec<String> {
     let dir = t.path_factory().manifest_dir();
     let mut out: Vec<String> = t
@@ -101,7 +133,7 @@ fn a_manifest_naming_a_file_outside_the_table_is_corrupt_and_nothing_outside_is_
                 e
             })
             .collect();
-        t.io().write(&path, &ManifestEntry::encode_file(&crafted, "zstd").unwrap()).unwrap();
+        rewrite_manifest(&t, &name, &crafted);
     }
     let opts = ExpireOptions { retain_min: 1, retain_max: 1, time_retained: Duration::ZERO, dry_run: false };
     let e = expire_snapshots(&t, &opts).unwrap_err();
@@ -150,7 +182,7 @@ fn an_external_path_outside_the_configured_roots_is_corrupt() {
             e
         })
         .collect();
-    t.io().write(&path, &ManifestEntry::encode_file(&crafted, "zstd").unwrap()).unwrap();
+    rewrite_manifest(&t, &name, &crafted);
     let e = ReadBuilder::new(&t).read().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
     assert!(e.to_string().contains("data-file.external-paths"), "{e}");
@@ -329,7 +361,7 @@ fn a_raw_read_refuses_retractions_its_manifest_does_not_count() {
                 e
             })
             .collect();
-        t.io().write(&path, &ManifestEntry::encode_file(&lying, "zstd").unwrap()).unwrap();
+        rewrite_manifest(&t, &name, &lying);
     }
     let mut schema: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("schema/schema-0")).unwrap()).unwrap();
