@@ -584,3 +584,33 @@ fn a_snapshot_naming_another_valid_manifest_list_is_corrupt() {
     assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
     assert!(e.to_string().contains("records"), "{e}");
 }
+
+/// A damaged field name in an index manifest's header reads as an absent `_DELETIONS_VECTORS_RANGES`: the
+/// bucket's vectors vanished and deleted rows came back (found by the soak's byte flips).
+#[test]
+fn a_deletion_vector_index_entry_without_ranges_is_corrupt() {
+    use strata::spec::IndexManifestEntry;
+    let root = tempfile::tempdir().unwrap();
+    let t = create(&root.path().join("t"), true);
+    let mut w = TableWriter::new(&t, "u").unwrap();
+    for k in 0..3000 {
+        put(&mut w, k, 0);
+    }
+    w.commit().unwrap();
+    for k in (0..3000).step_by(7) {
+        put(&mut w, k, 1);
+    }
+    w.commit().unwrap();
+    let s = t.snapshot(None).unwrap().unwrap();
+    let name = s.index_manifest.clone().expect("the second write made deletion vectors");
+    let path = t.path_factory().manifest_path(&name);
+    let mut entries = IndexManifestEntry::decode_file(&t.io().read(&path).unwrap()).unwrap();
+    assert!(entries.iter().any(|e| e.index_file.dv_ranges.as_ref().is_some_and(|r| !r.is_empty())));
+    entries.iter_mut().for_each(|e| e.index_file.dv_ranges = None);
+    t.io().write(&path, &IndexManifestEntry::encode_file(&entries, "zstd").unwrap()).unwrap();
+    let e = ReadBuilder::new(&t).read().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
+    let mut w = TableWriter::new(&t, "v").unwrap();
+    put(&mut w, 1, 2);
+    assert_eq!(w.commit().unwrap_err().kind(), ErrorKind::Corrupt, "a write restored a bucket without its vectors");
+}

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use strata_io::{join, FileIO};
 use strata_spec::index_file_meta::DELETION_VECTORS_INDEX;
-use strata_spec::{IndexFileMeta, Result};
+use strata_spec::{Error, IndexFileMeta, Result};
 
 use crate::{new_deletion_vector, read_all_deletion_vectors, write_index_file, DeletionVector};
 
@@ -37,7 +37,12 @@ impl BucketedDvMaintainer {
     pub fn restore(io: &dyn FileIO, index_file: Option<(&IndexFileMeta, &str)>, bitmap64: bool) -> Result<Self> {
         let mut m = Self::new(bitmap64);
         if let Some((f, path)) = index_file {
-            let metas = f.dv_ranges.clone().unwrap_or_default();
+            // No ranges at all is a field that did not decode, not a file without vectors: restoring from
+            // it would drop every vector of the bucket in the next index file.
+            let metas = f.dv_ranges.clone().ok_or_else(|| Error::Corrupt {
+                path: path.to_string(),
+                message: "its index manifest entry lists no deletion vector ranges".into(),
+            })?;
             for (name, dv) in read_all_deletion_vectors(io, path, &metas)? {
                 m.vectors.insert(name, dv);
             }

@@ -108,6 +108,49 @@ pub struct Snapshot {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+/// The keys of the snapshot JSON Strata reads (Paimon's `Snapshot` fields).
+const KNOWN_KEYS: &[&str] = &[
+    "version",
+    "uuid",
+    "id",
+    "schemaId",
+    "baseManifestList",
+    "baseManifestListSize",
+    "deltaManifestList",
+    "deltaManifestListSize",
+    "changelogManifestList",
+    "changelogManifestListSize",
+    "indexManifest",
+    "commitUser",
+    "writerVersion",
+    "commitIdentifier",
+    "commitKind",
+    "timeMillis",
+    "totalRecordCount",
+    "deltaRecordCount",
+    "changelogRecordCount",
+    "watermark",
+    "statistics",
+    "properties",
+    "nextRowId",
+    "operation",
+];
+
+/// Whether `a` and `b` differ by exactly one substituted, inserted or removed character.
+fn one_edit_apart(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if long.len() - short.len() > 1 || a == b {
+        return false;
+    }
+    let prefix = short.iter().zip(long).take_while(|(x, y)| x == y).count();
+    if short.len() == long.len() {
+        short[prefix + 1..] == long[prefix + 1..]
+    } else {
+        short[prefix..] == long[prefix + 1..]
+    }
+}
+
 impl Snapshot {
     /// Parses `snapshot-N` JSON.
     pub fn from_json(bytes: &[u8]) -> Result<Self> {
@@ -118,6 +161,16 @@ impl Snapshot {
         }
         if s.id < 1 {
             return Err(Error::corrupt(format!("snapshot id {} is below 1", s.id)));
+        }
+        // Optional fields missing from the JSON default to absent: a damaged key (`indexManifesu`) would
+        // silently drop what it held (the deletion vectors, say). A key one edit away from a known one is
+        // damage, not a newer writer's field.
+        if let Some((bad, known)) = s
+            .extra
+            .keys()
+            .find_map(|k| KNOWN_KEYS.iter().find(|known| one_edit_apart(k, known)).map(|known| (k.clone(), *known)))
+        {
+            return Err(Error::corrupt(format!("snapshot key {bad:?} looks like a damaged {known:?}")));
         }
         check_file_name(&s.base_manifest_list, "baseManifestList")?;
         check_file_name(&s.delta_manifest_list, "deltaManifestList")?;
@@ -130,5 +183,26 @@ impl Snapshot {
     /// The JSON Strata writes (pretty, as Paimon does).
     pub fn to_json(&self) -> Result<String> {
         serde_json::to_string_pretty(self).map_err(|e| Error::invalid("snapshot", e.to_string()))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod key_tests {
+    use super::*;
+
+    #[test]
+    fn a_key_one_edit_from_a_known_one_is_damage() {
+        assert!(one_edit_apart("indexManifesu", "indexManifest"));
+        assert!(one_edit_apart("indexManifes", "indexManifest"));
+        assert!(one_edit_apart("xindexManifest", "indexManifest"));
+        assert!(!one_edit_apart("indexManifest", "indexManifest"));
+        assert!(!one_edit_apart("tagCreateTime", "indexManifest"));
+        let json = r#"{"version":3,"id":2,"schemaId":0,"baseManifestList":"manifest-list-a-0","deltaManifestList":"manifest-list-a-1","indexManifesu":"index-manifest-a-0","commitUser":"u","commitIdentifier":1,"commitKind":"APPEND","timeMillis":1}"#;
+        let e = Snapshot::from_json(json.as_bytes()).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Corrupt, "{e}");
+        // A newer writer's field, or a tag's, is kept.
+        let json = json.replace("indexManifesu", "tagCreateTime");
+        assert!(Snapshot::from_json(json.as_bytes()).is_ok());
     }
 }

@@ -329,7 +329,16 @@ impl Table {
             }
             let path = self.index_file_path(&e.index_file)?;
             sizes.insert(path.clone(), e.index_file.file_size);
-            for m in e.index_file.dv_ranges.into_iter().flatten() {
+            // A deletion-vector index file always lists its vectors; none at all means the field did not
+            // decode (a damaged name in the manifest's header reads as an absent optional field), and
+            // reading on would drop every vector of the bucket.
+            let Some(ranges) = e.index_file.dv_ranges else {
+                return Err(Error::Corrupt {
+                    path: path.clone(),
+                    message: "its index manifest entry lists no deletion vector ranges".into(),
+                });
+            };
+            for m in ranges {
                 out.insert(
                     (e.partition.clone(), e.bucket, m.data_file_name.clone()),
                     DeletionFile { path: path.clone(), meta: m },
