@@ -614,3 +614,25 @@ fn a_deletion_vector_index_entry_without_ranges_is_corrupt() {
     put(&mut w, 1, 2);
     assert_eq!(w.commit().unwrap_err().kind(), ErrorKind::Corrupt, "a write restored a bucket without its vectors");
 }
+
+/// One bit of a parquet footer turns a column's physical type INT64 into BOOLEAN: the page bytes then
+/// decode as other values, which a cast to the table's type hid (found by the soak's byte flips).
+#[test]
+fn a_parquet_footer_that_changed_a_columns_type_is_corrupt() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("t");
+    let t = create(&dir, false);
+    let mut w = TableWriter::new(&t, "u").unwrap();
+    for k in 0..100 {
+        put(&mut w, k, k * 3);
+    }
+    w.commit().unwrap();
+    let file = std::fs::read_dir(dir.join("bucket-0")).unwrap().next().unwrap().unwrap().path();
+    let mut bytes = std::fs::read(&file).unwrap();
+    // The footer's schema element of `v`: type INT64 (zigzag 4), repetition OPTIONAL, name "v".
+    let at = bytes.windows(7).rposition(|w| w == b"\x15\x04%\x02\x18\x01v").unwrap();
+    bytes[at + 1] = 0x00;
+    std::fs::write(&file, bytes).unwrap();
+    let e = ReadBuilder::new(&t).read().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
+}

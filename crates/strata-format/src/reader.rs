@@ -235,6 +235,13 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + 'static>(
     let file_schema = builder.schema().clone();
     let num_rows = builder.metadata().file_metadata().num_rows().max(0) as u64;
     let roots = root_indices(path, &file_schema, &req.columns)?;
+    // Key-value files hold scalar columns only; a repeated one is a damaged footer.
+    let fields = builder.parquet_schema().root_schema().get_fields();
+    if let Some(f) = roots.iter().filter_map(|&i| fields.get(i)).find(|f| {
+        f.get_basic_info().has_repetition() && f.get_basic_info().repetition() == parquet::basic::Repetition::REPEATED
+    }) {
+        return Err(corrupt(path, format!("column '{}' is repeated in the footer", f.name())));
+    }
     let mask = ProjectionMask::roots(builder.parquet_schema(), roots.iter().copied());
     // Row groups, with their row ranges, that the pruning predicate does not rule out.
     let mut start = 0u64;
@@ -256,6 +263,11 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + 'static>(
             groups.push((i, start..start + n));
         }
         start += n;
+    }
+    // Row positions (deletion vectors, selections) count through the row groups: their counts must add up
+    // to the file's, or a damaged footer would shift every position after it.
+    if start != num_rows {
+        return Err(corrupt(path, format!("row groups hold {start} rows, the footer says {num_rows}")));
     }
     let all = groups.len() == builder.metadata().num_row_groups();
     if let Some(whole) = &whole {
@@ -356,14 +368,38 @@ fn finish_open(opened: Opened, path: &str, req: &ReadRequest<'_>) -> Result<File
     })
 }
 
+/// The kind of values an Arrow type holds, for telling a damaged footer type from a stored representation
+/// of the table's type (widths, string and binary encodings, time units all vary by writer).
+fn type_family(t: &arrow_schema::DataType) -> u8 {
+    use arrow_schema::DataType as A;
+    match t {
+        A::Boolean => 0,
+        A::Int8 | A::Int16 | A::Int32 | A::Int64 | A::UInt8 | A::UInt16 | A::UInt32 | A::UInt64 => 1,
+        A::Float16 | A::Float32 | A::Float64 => 2,
+        A::Decimal32(..) | A::Decimal64(..) | A::Decimal128(..) | A::Decimal256(..) => 3,
+        A::Utf8 | A::LargeUtf8 | A::Utf8View | A::Binary | A::LargeBinary | A::BinaryView | A::FixedSizeBinary(_) => 4,
+        A::Date32 | A::Date64 | A::Time32(_) | A::Time64(_) | A::Timestamp(..) => 5,
+        t if t.is_nested() => 6,
+        A::Dictionary(_, value) => type_family(value),
+        _ => 7,
+    }
+}
+
 fn root_indices(path: &str, file_schema: &Schema, columns: &[(String, DataType)]) -> Result<Vec<usize>> {
     columns
         .iter()
-        .map(|(name, _)| {
-            file_schema.index_of(name).map_err(|_| Error::Invalid {
+        .map(|(name, t)| {
+            let i = file_schema.index_of(name).map_err(|_| Error::Invalid {
                 what: format!("data file {path}"),
                 message: format!("has no column '{name}' (schema mismatch)"),
-            })
+            })?;
+            // A column whose footer type is of another kind than the table's (a damaged type in the footer:
+            // INT64 read as BOOLEAN, a scalar as a list) decodes into other values, which a cast would hide.
+            let found = file_schema.field(i).data_type();
+            if type_family(found) != type_family(&crate::arrow_types::to_arrow(t)) {
+                return Err(corrupt(path, format!("column '{name}' is {found} in the file, {t} in the table")));
+            }
+            Ok(i)
         })
         .collect()
 }
