@@ -135,14 +135,18 @@ impl CommitMessage {
 /// writer's files could fix that, so it is a conflict: the caller discards the message's files and writes
 /// again on the new snapshot.
 fn check_sequence_order(live: &LiveFiles, c: &Committable) -> Result<()> {
+    if c.messages.iter().all(|m| m.first_new_sequence.is_none()) {
+        return Ok(());
+    }
+    // One pass over the live files, not one per message.
+    let mut bucket_max: std::collections::HashMap<(&BinaryRow, i32), i64> = std::collections::HashMap::new();
+    for e in live.values() {
+        let max = bucket_max.entry((&e.partition, e.bucket)).or_insert(i64::MIN);
+        *max = (*max).max(e.file.max_sequence_number);
+    }
     for m in &c.messages {
         let Some(first) = m.first_new_sequence else { continue };
-        let bucket_max = live
-            .values()
-            .filter(|e| e.bucket == m.bucket && e.partition == m.partition)
-            .map(|e| e.file.max_sequence_number)
-            .max();
-        if let Some(max) = bucket_max.filter(|&max| max >= first) {
+        if let Some(&max) = bucket_max.get(&(&m.partition, m.bucket)).filter(|&&max| max >= first) {
             return Err(Error::Conflict {
                 message: format!(
                     "bucket {} received rows from another writer (sequence numbers up to {max}) since this writer began numbering its rows at {first}; committing would let those earlier rows shadow these, so nothing was committed: write again on the latest snapshot",

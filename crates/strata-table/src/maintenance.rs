@@ -71,6 +71,21 @@ struct References {
 }
 
 impl References {
+    /// Adds everything `other` references.
+    fn extend(&mut self, other: References) {
+        self.data.extend(other.data);
+        self.index.extend(other.index);
+        self.meta.extend(other.meta);
+    }
+
+    /// Adds what the tags' snapshots reference: tags pin their files after the snapshots expire.
+    fn extend_with_tags(&mut self, table: &Table, cache: &mut HashMap<String, Vec<String>>) -> Result<()> {
+        for tag in tagged_snapshots(table)? {
+            self.extend(references(table, &tag, cache)?);
+        }
+        Ok(())
+    }
+
     /// The file names of the referenced data files (and their extra files).
     fn data_names(&self) -> BTreeSet<String> {
         self.data.iter().map(|p| p.rsplit('/').next().unwrap_or(p.as_str()).to_string()).collect()
@@ -216,12 +231,7 @@ pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<Maintenan
                 all.data = r.data;
             }
         }
-        for tag in tagged_snapshots(table)? {
-            let r = references(table, &tag, &mut cache)?;
-            all.data.extend(r.data);
-            all.index.extend(r.index);
-            all.meta.extend(r.meta);
-        }
+        all.extend_with_tags(table, &mut cache)?;
         all
     };
     // Data files whose DELETE was committed in (earliest, first retained] and that the first retained
@@ -422,22 +432,13 @@ pub fn remove_orphan_files(table: &Table, older_than: Duration, dry_run: bool) -
                 Err(e) if e.kind() == strata_spec::ErrorKind::NotFound && !sm.snapshot_exists(id)? => continue,
                 Err(e) => return Err(e),
             };
-            all.data.extend(r.data);
-            all.index.extend(r.index);
-            all.meta.extend(r.meta);
+            all.extend(r);
         }
         Ok(all)
     };
     let ids = sm.list_ids()?;
     let mut refs = referenced(&ids)?;
-    // Tags pin their snapshots' files after the snapshots themselves expire.
-    let mut cache = HashMap::new();
-    for tag in tagged_snapshots(table)? {
-        let r = references(table, &tag, &mut cache)?;
-        refs.data.extend(r.data);
-        refs.index.extend(r.index);
-        refs.meta.extend(r.meta);
-    }
+    refs.extend_with_tags(table, &mut HashMap::new())?;
     let data_names = refs.data_names();
     let mut candidates: Vec<(FileStatus, Area)> = files
         .into_iter()
