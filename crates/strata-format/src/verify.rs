@@ -183,9 +183,7 @@ impl RowCheck {
 /// manifest counts no deletes in the file, a statistic other writers get wrong (pypaimon 2.1.0 records 0),
 /// so the file's own row kinds have the last word.
 pub fn reject_retractions(batch: &RecordBatch, kind: usize, path: &str, meta: &DataFileMeta) -> Result<()> {
-    let kinds =
-        batch.column(kind).as_primitive_opt::<Int8Type>().ok_or_else(|| corrupt(path, "_VALUE_KIND is not TINYINT"))?;
-    if kinds.values().iter().any(|k| crate::kv::RowKind::byte_is_retract(*k)) {
+    if has_retraction(batch, kind, path)? {
         return Err(corrupt(
             path,
             format!(
@@ -197,4 +195,11 @@ pub fn reject_retractions(batch: &RecordBatch, kind: usize, path: &str, meta: &D
         ));
     }
     Ok(())
+}
+
+/// Whether `batch` holds a retraction row (-U or -D) in its `_VALUE_KIND` column `kind`.
+pub fn has_retraction(batch: &RecordBatch, kind: usize, path: &str) -> Result<bool> {
+    let kinds =
+        batch.column(kind).as_primitive_opt::<Int8Type>().ok_or_else(|| corrupt(path, "_VALUE_KIND is not TINYINT"))?;
+    Ok(kinds.values().iter().any(|k| crate::kv::RowKind::byte_is_retract(*k)))
 }

@@ -8,14 +8,13 @@
 
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
 use arrow_array::{ArrayRef, Int64Array, Int8Array, RecordBatch};
 use parking_lot_free::Shared;
 use strata_dv::BucketedDvMaintainer;
 use strata_format::bucket_read::{run_reader, DataFileRef};
 use strata_format::merge::{LookupHook, LookupResult, MergeIterator, Run};
 use strata_format::merge_function::MergeConfig;
-use strata_format::{FileFormat, KeyValueLayout, KvFileWriter, RowKind, WriterConfig};
+use strata_format::{FileFormat, KeyValueLayout, KvFileWriter, WriterConfig};
 use strata_io::{join, FileIO};
 use strata_spec::options::{LookupCompactMode, MergeEngine};
 use strata_spec::{DataFileMeta, DataType, Error, FileSource, IndexFileMeta, Result, TableSchema, TypeRoot};
@@ -1042,12 +1041,7 @@ impl UnitJob {
             strata_format::bucket_read::open_data_file(self.files.io.as_ref(), &r, column, false, self.opts.batch_size)?
         {
             self.check_cancelled()?;
-            let b = b?;
-            let kinds = b
-                .column(0)
-                .as_primitive_opt::<arrow_array::types::Int8Type>()
-                .ok_or_else(|| Error::corrupt(format!("{}: _VALUE_KIND is not TINYINT", r.path)))?;
-            if kinds.values().iter().any(|k| RowKind::byte_is_retract(*k)) {
+            if strata_format::verify::has_retraction(&b?, 0, &r.path)? {
                 return Ok(true);
             }
         }
