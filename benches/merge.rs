@@ -100,6 +100,7 @@ fn benches(c: &mut Criterion) {
                 batch_size: 8192,
                 prune: None,
                 select: None,
+                mapping: None,
             };
             open_file(io.as_ref(), "/t/bucket-0/data-0.parquet", FileFormat::Parquet, &req)
                 .unwrap_or_else(|e| panic!("{e}"))

@@ -106,7 +106,7 @@ fn check_dv_invariants(table: &Table) -> usize {
         let dv = dfs
             .get(&(e.partition.clone(), e.bucket, e.file.file_name.clone()))
             .map(|d| Arc::from(d.read(table.io().as_ref()).unwrap()));
-        let r = DataFileRef { path: data_file_path(table, e).unwrap(), meta: e.file.clone(), dv };
+        let r = DataFileRef::new(data_file_path(table, e).unwrap(), e.file.clone(), dv);
         for b in open_data_file(table.io().as_ref(), &r, file_columns(&layout), false, 4096).unwrap() {
             let b = b.unwrap();
             let keys = b.column(0).as_primitive::<Int64Type>();
@@ -538,7 +538,7 @@ fn changelog_folds_into_every_snapshot() {
                 let path = data_file_path(&table, e).unwrap();
                 assert!(e.file.file_name.starts_with("changelog-"), "{}", e.file.file_name);
                 changelog_paths.entry(s.id).or_default().push(path.clone());
-                let r = DataFileRef { path, meta: e.file.clone(), dv: None };
+                let r = DataFileRef::new(path, e.file.clone(), None);
                 for b in open_data_file(table.io().as_ref(), &r, file_columns(&layout), false, 1024).unwrap() {
                     let b = b.unwrap();
                     let kind = b.column(layout.kind_index()).as_primitive::<Int8Type>();

@@ -265,11 +265,7 @@ fn full_compaction_of_max_level_files_leaves_no_vector_entries() {
     let e = t.live_files(&s).unwrap().into_iter().find(|e| e.file.row_count > 1).unwrap();
     assert_eq!(e.file.level as u32, t.schema().core_options().num_levels().unwrap() - 1);
     let key = {
-        let r = strata::format::bucket_read::DataFileRef {
-            path: data_file_path(&t, &e).unwrap(),
-            meta: e.file.clone(),
-            dv: None,
-        };
+        let r = strata::format::bucket_read::DataFileRef::new(data_file_path(&t, &e).unwrap(), e.file.clone(), None);
         let layout = strata::format::KeyValueLayout::new(t.schema()).unwrap();
         let cols = strata::format::bucket_read::file_columns(&layout);
         let b = strata::format::bucket_read::open_data_file(t.io().as_ref(), &r, cols, false, 16)

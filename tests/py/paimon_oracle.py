@@ -340,6 +340,99 @@ def cmd_bitmap64(spec):
     return {'decoded': decoded, 'encoded': encoded}
 
 
+_EVOLVE_TYPES = {'BIGINT': pa.int64(), 'INT': pa.int32(), 'STRING': pa.string(), 'DOUBLE': pa.float64(),
+                 'FLOAT': pa.float32()}
+
+
+def _evolve_value(rng, type_name, n):
+    return {'BIGINT': n * 10_000_000_000, 'INT': n, 'STRING': f"s{n}", 'DOUBLE': n / 4.0, 'FLOAT': n / 2.0}[type_name]
+
+
+def cmd_evolve(spec):
+    """One step of a table's life under pypaimon, with a model of its rows kept in spec['model'] (JSON file:
+    the columns as [name, type] and the rows by id). Steps: 'create' (id BIGINT key, a INT, b STRING, c FLOAT,
+    rk STRING as rowkind.field), 'write' (random upserts and deletes over the current columns), 'alter' (the
+    schema changes in spec['changes'], applied to the model by their meaning: rename keeps values, drop
+    forgets them, add starts null, a type change widens the stored values)."""
+    from pypaimon import Schema
+    from pypaimon.schema.data_types import AtomicType
+    from pypaimon.schema.schema_change import SchemaChange
+    cat = _catalog(spec['warehouse'])
+    ident = f"db.{spec['table']}"
+    rng = random.Random(spec.get('seed', 0))
+    if spec['step'] == 'create':
+        cat.create_database('db', True)
+        columns = [['id', 'BIGINT'], ['a', 'INT'], ['b', 'STRING'], ['c', 'FLOAT'], ['rk', 'STRING']]
+        pa_schema = pa.schema([(n, _EVOLVE_TYPES[t]) for n, t in columns])
+        options = {'bucket': str(spec.get('buckets', 2)), 'file.format': spec.get('format', 'parquet'),
+                   'rowkind.field': 'rk'}
+        options.update(spec.get('options', {}))
+        cat.create_table(ident, Schema.from_pyarrow_schema(pa_schema, primary_keys=['id'], options=options), False)
+        model = {'columns': columns, 'rows': {}}
+    else:
+        with open(spec['model']) as f:
+            model = json.load(f)
+    columns, rows = model['columns'], model['rows']
+    if spec['step'] == 'write':
+        table = cat.get_table(ident)
+        pa_schema = pa.schema([(n, _EVOLVE_TYPES[t]) for n, t in columns])
+        for _ in range(spec.get('commits', 1)):
+            batch = {n: [] for n, _ in columns}
+            for _ in range(spec.get('rows', 200)):
+                key = rng.randrange(spec.get('key_space', 500))
+                delete = rng.random() < spec.get('delete_ratio', 0.1)
+                n = rng.randrange(-1000, 1000)
+                row = {}
+                for name, type_name in columns:
+                    if name == 'id':
+                        row[name] = key
+                    elif name == 'rk':
+                        row[name] = '-D' if delete else '+I'
+                    else:
+                        row[name] = None if rng.random() < 0.1 else _evolve_value(rng, type_name, n)
+                for name in batch:
+                    batch[name].append(row[name])
+                if delete:
+                    rows.pop(str(key), None)
+                else:
+                    rows[str(key)] = row
+            wb = table.new_batch_write_builder()
+            w, c = wb.new_write(), wb.new_commit()
+            w.write_arrow(pa.Table.from_pydict(batch, schema=pa_schema))
+            c.commit(w.prepare_commit())
+            w.close()
+            c.close()
+    elif spec['step'] == 'alter':
+        changes = []
+        for ch in spec['changes']:
+            kind = ch[0]
+            if kind == 'rename':
+                changes.append(SchemaChange.rename_column(ch[1], ch[2]))
+                columns = [[ch[2] if n == ch[1] else n, t] for n, t in columns]
+                for r in rows.values():
+                    r[ch[2]] = r.pop(ch[1])
+            elif kind == 'drop':
+                changes.append(SchemaChange.drop_column(ch[1]))
+                columns = [[n, t] for n, t in columns if n != ch[1]]
+                for r in rows.values():
+                    r.pop(ch[1])
+            elif kind == 'add':
+                changes.append(SchemaChange.add_column(ch[1], AtomicType(ch[2])))
+                columns = columns + [[ch[1], ch[2]]]
+                for r in rows.values():
+                    r[ch[1]] = None
+            elif kind == 'type':
+                changes.append(SchemaChange.update_column_type(ch[1], AtomicType(ch[2]), True))
+                columns = [[n, ch[2] if n == ch[1] else t] for n, t in columns]
+            else:
+                raise SystemExit(f"unknown schema change {ch}")
+        cat.alter_table(ident, changes)
+    model = {'columns': columns, 'rows': rows}
+    with open(spec['model'], 'w') as f:
+        json.dump(model, f)
+    return model
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == 'write':
@@ -362,6 +455,8 @@ def main():
     elif cmd in ('dv_read', 'dv_write', 'bitmap64'):
         with open(sys.argv[2]) as f:
             res = {'dv_read': cmd_dv_read, 'dv_write': cmd_dv_write, 'bitmap64': cmd_bitmap64}[cmd](json.load(f))
+    elif cmd == 'evolve':
+        res = cmd_evolve(json.loads(sys.argv[2]))
     elif cmd == 'bucket':
         with open(sys.argv[2]) as f:
             res = cmd_bucket(json.load(f))

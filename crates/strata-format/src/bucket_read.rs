@@ -10,6 +10,7 @@ use strata_io::FileIO;
 use strata_spec::binary_row::compare_rows;
 use strata_spec::{DataFileMeta, DataType, Result};
 
+use crate::evolution::ColumnMapping;
 use crate::kv::{KeyValueLayout, SEQUENCE_NUMBER, VALUE_KIND};
 use crate::merge::{MergeIterator, Run};
 use crate::merge_function::MergeConfig;
@@ -26,6 +27,15 @@ pub struct DataFileRef {
     pub meta: DataFileMeta,
     /// Its deletion vector, if it has one.
     pub dv: Option<Arc<dyn DeletionVector>>,
+    /// How its columns read as the reading schema's, when it was written with another schema.
+    pub mapping: Option<Arc<ColumnMapping>>,
+}
+
+impl DataFileRef {
+    /// The file at `path` that `meta` describes, written with the reading schema (no mapping).
+    pub fn new(path: String, meta: DataFileMeta, dv: Option<Arc<dyn DeletionVector>>) -> Self {
+        DataFileRef { path, meta, dv, mapping: None }
+    }
 }
 
 /// The file-layout columns of `layout` with their types (all of them).
@@ -65,6 +75,7 @@ pub fn read_positions(
         batch_size: 1024,
         prune: None,
         select: Some(positions),
+        mapping: file.mapping.as_deref(),
     };
     checked(crate::reader::open_file_ranged(io, &file.path, format, &req)?, file, &req.columns)
 }
@@ -118,7 +129,18 @@ fn whole_file_request(
     prune: Option<crate::predicate::TypedPredicate>,
 ) -> Result<(FileFormat, ReadRequest<'_>)> {
     let format = FileFormat::from_file_name(&file.meta.file_name)?;
-    Ok((format, ReadRequest { columns, dv: file.dv.as_deref(), with_positions, batch_size, prune, select: None }))
+    Ok((
+        format,
+        ReadRequest {
+            columns,
+            dv: file.dv.as_deref(),
+            with_positions,
+            batch_size,
+            prune,
+            select: None,
+            mapping: file.mapping.as_deref(),
+        },
+    ))
 }
 
 /// The files of one sorted run, read one after another, lazily.

@@ -8,9 +8,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
-use strata_spec::{DataField, Error, Result, TableSchema};
+use strata_spec::{DataField, DataFileMeta, Error, Result, TableSchema};
 
 use crate::arrow_types::to_arrow;
+use crate::bucket_read::DataFileRef;
+use crate::evolution::{MappingCache, SchemaHistory};
 
 /// Prefix of key columns.
 pub const KEY_PREFIX: &str = "_KEY_";
@@ -98,6 +100,15 @@ pub struct KeyValueLayout {
     pub file_schema: SchemaRef,
     /// The Arrow schema of the rows (value columns only).
     pub value_schema: SchemaRef,
+    /// `data-file.thin-mode`: files are written without the key columns.
+    pub thin: bool,
+    /// The Arrow schema of the files as written: [`Self::file_schema`], without the key columns when thin.
+    pub stored_schema: SchemaRef,
+    /// The reading schema.
+    pub schema: Arc<TableSchema>,
+    /// The schemas older files were written with (files of another schema cannot be read without it).
+    history: Option<Arc<dyn SchemaHistory>>,
+    mappings: Arc<MappingCache>,
 }
 
 fn field_with_id(name: &str, t: ArrowType, nullable: bool, id: i32) -> Field {
@@ -132,13 +143,60 @@ impl KeyValueLayout {
             .map(|f| field_with_id(&f.name, to_arrow(&f.data_type), f.data_type.nullable, f.id))
             .collect();
         fields.extend(values.iter().cloned());
+        let thin = schema.core_options().data_file_thin_mode()?;
+        let stored: Vec<Field> = if thin { fields[key_fields.len()..].to_vec() } else { fields.clone() };
         Ok(KeyValueLayout {
             key_fields,
             value_fields,
             key_in_value,
             file_schema: Arc::new(Schema::new(fields)),
             value_schema: Arc::new(Schema::new(values)),
+            thin,
+            stored_schema: Arc::new(Schema::new(stored)),
+            schema: Arc::new(schema.clone()),
+            history: None,
+            mappings: Arc::new(MappingCache::default()),
         })
+    }
+
+    /// This layout reading files of older schemas through `history`.
+    pub fn with_history(mut self, history: Arc<dyn SchemaHistory>) -> Self {
+        self.history = Some(history);
+        self
+    }
+
+    /// The schema history this layout reads older files through, if any.
+    pub fn history(&self) -> Option<&Arc<dyn SchemaHistory>> {
+        self.history.as_ref()
+    }
+
+    /// The schema files with schema id `id` were written with.
+    pub fn data_schema(&self, id: i64) -> Result<Arc<TableSchema>> {
+        if id == self.schema.id {
+            return Ok(self.schema.clone());
+        }
+        match &self.history {
+            Some(h) => h.schema(id),
+            None => Err(Error::invalid(
+                "data file",
+                format!(
+                    "was written with schema {id}, and this read (schema {}) has no schema history",
+                    self.schema.id
+                ),
+            )),
+        }
+    }
+
+    /// A reference to the data file at `path` that `meta` describes, with the mapping its schema needs.
+    pub fn file_ref(
+        &self,
+        path: String,
+        meta: DataFileMeta,
+        dv: Option<Arc<dyn strata_dv::DeletionVector>>,
+    ) -> Result<DataFileRef> {
+        let mapping =
+            self.mappings.get(meta.schema_id, &self.schema, self.history.as_deref()).map_err(|e| e.in_file(&path))?;
+        Ok(DataFileRef { path, meta, dv, mapping })
     }
 
     /// Number of key columns.

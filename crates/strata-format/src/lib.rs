@@ -3,6 +3,7 @@
 
 pub mod arrow_types;
 pub mod bucket_read;
+pub mod evolution;
 pub mod kv;
 pub mod merge;
 pub mod merge_function;

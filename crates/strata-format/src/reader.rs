@@ -11,7 +11,7 @@ use strata_dv::DeletionVector;
 use strata_io::FileIO;
 use strata_spec::{DataType, Error, Result};
 
-use crate::arrow_types::normalize;
+use crate::evolution::{absent_column, read_as, resolve, thin_key_source, ColumnMapping, StoredColumn};
 use crate::kv::ROW_POSITION;
 use crate::writer::FileFormat;
 
@@ -32,6 +32,9 @@ pub struct ReadRequest<'a> {
     pub prune: Option<crate::predicate::TypedPredicate>,
     /// Read only these row positions (ascending); the deletion vector is not consulted then.
     pub select: Option<Vec<u64>>,
+    /// Where the file stores the requested columns, when it was written with another schema than the read's
+    /// (`None`: each under its own name and type).
+    pub mapping: Option<&'a ColumnMapping>,
 }
 
 /// (skip, count) runs selecting exactly `positions` (ascending) out of `num_rows`.
@@ -61,15 +64,26 @@ fn runs_for_positions(positions: &[u64], num_rows: u64) -> Vec<(bool, usize)> {
 
 type ArrowBatches = Box<dyn Iterator<Item = std::result::Result<RecordBatch, ArrowError>> + Send>;
 
-/// An opened file: its batches, row count, the row ranges read, and the projected root columns.
-type Opened = (ArrowBatches, u64, Vec<std::ops::Range<u64>>, Vec<usize>);
+/// An opened file: its batches, row count, the row ranges read, and each requested column's source.
+type Opened = (ArrowBatches, u64, Vec<std::ops::Range<u64>>, Vec<Source>);
+
+/// Where a requested column comes from in an opened file.
+#[derive(Debug, Clone)]
+struct Source {
+    /// Its root column in the file, `None` when the file's schema lacks it (read as nulls).
+    root: Option<usize>,
+    /// Its type in the file's schema.
+    stored: DataType,
+}
 
 /// Batches of one file, in file order, with deleted rows skipped.
 pub struct FileBatches {
     path: String,
     inner: ArrowBatches,
-    types: Vec<DataType>,
-    order: Vec<usize>,
+    /// Per requested column: the type it is read as, its type as stored, and its position in the decoded
+    /// batch (`None`: absent from the file, all null).
+    columns: Vec<(DataType, DataType, Option<usize>)>,
+    names: Vec<String>,
     schema: SchemaRef,
     positions: Option<Box<dyn Iterator<Item = u64> + Send>>,
     check: Option<crate::verify::RowCheck>,
@@ -234,7 +248,8 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + 'static>(
         ParquetRecordBatchReaderBuilder::try_new_with_options(bytes, options).map_err(|e| corrupt(path, e))?;
     let file_schema = builder.schema().clone();
     let num_rows = builder.metadata().file_metadata().num_rows().max(0) as u64;
-    let roots = root_indices(path, &file_schema, &req.columns)?;
+    let sources = column_sources(path, &file_schema, req)?;
+    let roots = distinct_roots(&sources);
     // Key-value files hold scalar columns only; a repeated one is a damaged footer.
     let fields = builder.parquet_schema().root_schema().get_fields();
     if let Some(f) = roots.iter().filter_map(|&i| fields.get(i)).find(|f| {
@@ -254,7 +269,16 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + 'static>(
                 let (pred, types) = &**tp;
                 pred.may_match(&|name: &str| {
                     let t = types.iter().find(|(n, _)| n == name)?.1;
-                    let idx = file_schema.index_of(name).ok()?;
+                    // Statistics of the column as stored, and only when stored as the type read: the
+                    // file's values of a widened column compare differently.
+                    let stored = match resolve(req.mapping, name, t) {
+                        StoredColumn::Stored { name, data_type } if data_type.root == t.root => name,
+                        _ => return None,
+                    };
+                    let idx = file_schema
+                        .index_of(&stored)
+                        .ok()
+                        .or_else(|| thin_key_source(&stored).and_then(|v| file_schema.index_of(v).ok()))?;
                     crate::predicate::parquet_range(rg, idx, &t)
                 })
             }
@@ -304,15 +328,15 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + 'static>(
             .with_row_selection_policy(policy);
     }
     let reader = builder.build().map_err(|e| corrupt(path, e))?;
-    Ok((Box::new(reader), num_rows, ranges, roots))
+    Ok((Box::new(reader), num_rows, ranges, sources))
 }
 
 fn open_orc(bytes: Bytes, path: &str, req: &ReadRequest<'_>) -> Result<Opened> {
     let builder = orc_rust::ArrowReaderBuilder::try_new(bytes).map_err(|e| corrupt(path, e))?;
     let num_rows = builder.file_metadata().number_of_rows();
     let file_schema = builder.schema();
-    let roots = root_indices(path, &file_schema, &req.columns)?;
-    let names: Vec<&str> = req.columns.iter().map(|(n, _)| n.as_str()).collect();
+    let sources = column_sources(path, &file_schema, req)?;
+    let names: Vec<&str> = distinct_roots(&sources).into_iter().map(|i| file_schema.field(i).name().as_str()).collect();
     let mask = orc_rust::projection::ProjectionMask::named_roots(builder.file_metadata().root_data_type(), &names);
     let mut builder = builder.with_projection(mask).with_batch_size(req.batch_size);
     if let Some(sel) = &req.select {
@@ -335,19 +359,20 @@ fn open_orc(bytes: Bytes, path: &str, req: &ReadRequest<'_>) -> Result<Opened> {
             .collect();
         builder = builder.with_row_selection(orc_rust::RowSelection::from(selectors));
     }
-    Ok((Box::new(builder.build()), num_rows, std::iter::once(0..num_rows).collect(), roots))
+    Ok((Box::new(builder.build()), num_rows, std::iter::once(0..num_rows).collect(), sources))
 }
 
 fn finish_open(opened: Opened, path: &str, req: &ReadRequest<'_>) -> Result<FileBatches> {
-    let (inner, num_rows, ranges, roots) = opened;
-    // Projected columns arrive in file order; `order` maps wanted position -> position in the batch.
-    let mut projected: Vec<(usize, usize)> =
-        roots.into_iter().enumerate().map(|(wanted, root)| (root, wanted)).collect();
-    projected.sort();
-    let mut order = vec![0; req.columns.len()];
-    for (batch_pos, (_, wanted)) in projected.iter().enumerate() {
-        order[*wanted] = batch_pos;
-    }
+    let (inner, num_rows, ranges, sources) = opened;
+    // Projected columns arrive once each, in file order; a requested column's batch position is its root's
+    // rank among them (two requested columns may share a root: a thin file's key and value column).
+    let roots = distinct_roots(&sources);
+    let columns = req
+        .columns
+        .iter()
+        .zip(&sources)
+        .map(|((_, t), s)| (*t, s.stored, s.root.and_then(|r| roots.binary_search(&r).ok())))
+        .collect();
     let mut fields: Vec<Field> =
         req.columns.iter().map(|(n, t)| Field::new(n, crate::arrow_types::to_arrow(t), true)).collect();
     if req.with_positions {
@@ -356,8 +381,8 @@ fn finish_open(opened: Opened, path: &str, req: &ReadRequest<'_>) -> Result<File
     Ok(FileBatches {
         path: path.to_string(),
         inner,
-        types: req.columns.iter().map(|(_, t)| *t).collect(),
-        order,
+        columns,
+        names: req.columns.iter().map(|(n, _)| n.clone()).collect(),
         schema: Arc::new(Schema::new(fields)),
         positions: req.with_positions.then(|| match &req.select {
             Some(sel) => Box::new(sel.clone().into_iter()) as Box<dyn Iterator<Item = u64> + Send>,
@@ -366,6 +391,14 @@ fn finish_open(opened: Opened, path: &str, req: &ReadRequest<'_>) -> Result<File
         check: None,
         num_rows,
     })
+}
+
+/// The distinct root columns `sources` read, ascending (the order a projection decodes them in).
+fn distinct_roots(sources: &[Source]) -> Vec<usize> {
+    let mut roots: Vec<usize> = sources.iter().filter_map(|s| s.root).collect();
+    roots.sort_unstable();
+    roots.dedup();
+    roots
 }
 
 /// The kind of values an Arrow type holds, for telling a damaged footer type from a stored representation
@@ -385,21 +418,35 @@ fn type_family(t: &arrow_schema::DataType) -> u8 {
     }
 }
 
-fn root_indices(path: &str, file_schema: &Schema, columns: &[(String, DataType)]) -> Result<Vec<usize>> {
-    columns
+/// Where each column `req` asks for is in a file of `file_schema`: under the name and type the file's own
+/// schema gives it (`req.mapping`), from the value column for a key column of a thin-mode file, or nowhere
+/// (a column added after the file was written).
+fn column_sources(path: &str, file_schema: &Schema, req: &ReadRequest<'_>) -> Result<Vec<Source>> {
+    req.columns
         .iter()
         .map(|(name, t)| {
-            let i = file_schema.index_of(name).map_err(|_| Error::Invalid {
+            let (stored_name, stored) = match resolve(req.mapping, name, *t) {
+                StoredColumn::Absent => return Ok(Source { root: None, stored: *t }),
+                StoredColumn::Stored { name, data_type } => (name, data_type),
+            };
+            let found = file_schema
+                .index_of(&stored_name)
+                .ok()
+                .or_else(|| thin_key_source(&stored_name).and_then(|v| file_schema.index_of(v).ok()));
+            let i = found.ok_or_else(|| Error::Invalid {
                 what: format!("data file {path}"),
-                message: format!("has no column '{name}' (schema mismatch)"),
+                message: format!("has no column '{stored_name}' (schema mismatch)"),
             })?;
-            // A column whose footer type is of another kind than the table's (a damaged type in the footer:
+            // A column whose footer type is of another kind than its schema's (a damaged type in the footer:
             // INT64 read as BOOLEAN, a scalar as a list) decodes into other values, which a cast would hide.
             let found = file_schema.field(i).data_type();
-            if type_family(found) != type_family(&crate::arrow_types::to_arrow(t)) {
-                return Err(corrupt(path, format!("column '{name}' is {found} in the file, {t} in the table")));
+            if type_family(found) != type_family(&crate::arrow_types::to_arrow(&stored)) {
+                return Err(corrupt(
+                    path,
+                    format!("column '{stored_name}' is {found} in the file, {stored} in its schema"),
+                ));
             }
-            Ok(i)
+            Ok(Source { root: Some(i), stored })
         })
         .collect()
 }
@@ -417,10 +464,12 @@ impl FileBatches {
     }
 
     fn convert(&mut self, batch: RecordBatch) -> Result<RecordBatch> {
-        let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.order.len() + 1);
-        for (i, t) in self.types.iter().enumerate() {
-            let col = batch.column(self.order[i]);
-            columns.push(normalize(col, t).map_err(|e| e.in_file(&self.path))?);
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.columns.len() + 1);
+        for ((read, stored, position), name) in self.columns.iter().zip(&self.names) {
+            columns.push(match position {
+                Some(p) => read_as(batch.column(*p), stored, read, name).map_err(|e| e.in_file(&self.path))?,
+                None => absent_column(read, batch.num_rows()),
+            });
         }
         if let Some(positions) = &mut self.positions {
             let p: Vec<i64> = positions.by_ref().take(batch.num_rows()).map(|p| p as i64).collect();

@@ -179,7 +179,7 @@ impl KvFileWriter {
 
     fn open(&mut self) -> Result<OpenFile> {
         let name = (self.new_name)();
-        let schema = self.layout.file_schema.clone();
+        let schema = self.layout.stored_schema.clone();
         let sink = match self.cfg.format {
             FileFormat::Parquet => {
                 let props = WriterProperties::builder()
@@ -256,6 +256,14 @@ impl KvFileWriter {
         let kinds = batch.column(self.layout.kind_index()).as_primitive::<Int8Type>();
         file.deletes += kinds.values().iter().filter(|k| RowKind::byte_is_retract(**k)).count() as i64;
         file.rows += batch.num_rows() as i64;
+        // A thin file stores no key columns (readers take the key from the value columns).
+        let stored = if self.layout.thin {
+            let columns: Vec<usize> = (self.layout.key_arity()..batch.num_columns()).collect();
+            batch.project(&columns).map_err(|e| Error::invalid("thin data file", e.to_string()))?
+        } else {
+            batch.clone()
+        };
+        let batch = &stored;
         let size = match &mut file.sink {
             Sink::Parquet(w) => {
                 w.write(batch).map_err(|e| Error::invalid("parquet write", e.to_string()))?;
@@ -265,8 +273,18 @@ impl KvFileWriter {
                 // orc-rust requires the batch's schema to equal the writer's, field nullability and metadata
                 // included (parquet's writer only compares types), and batches merged from ORC reads arrive
                 // with nullable fields and sometimes other string encodings.
-                let batch = conform_to(batch, &self.layout.file_schema)?;
-                w.write(&batch).map_err(|e| Error::unsupported(format!("orc write: {e}")))?;
+                let batch = conform_to(batch, &self.layout.stored_schema)?;
+                // orc-rust 0.9's integer encoder panics on some value distributions (its RLEv2 patched-base
+                // widths: a few values far wider than the rest). The file is abandoned with a typed error;
+                // nothing half-written is committed.
+                strata_spec::error::catch_contained(|| w.write(&batch))
+                    .map_err(|p| {
+                        Error::unsupported(format!(
+                            "writing this data as ORC: orc-rust 0.9 failed to encode it ({}); use file.format parquet",
+                            strata_spec::error::panic_message(p.as_ref())
+                        ))
+                    })?
+                    .map_err(|e| Error::unsupported(format!("orc write: {e}")))?;
                 // orc-rust reports no size; estimate a 4x compression of the Arrow bytes.
                 *est += batch.get_array_memory_size() as u64 / 4;
                 *est
@@ -284,7 +302,14 @@ impl KvFileWriter {
         let bytes = match file.sink {
             Sink::Parquet(w) => parquet_close(w)?,
             Sink::Orc(w, buf, _) => {
-                w.close().map_err(|e| Error::unsupported(format!("orc close: {e}")))?;
+                strata_spec::error::catch_contained(|| w.close())
+                    .map_err(|p| {
+                        Error::unsupported(format!(
+                            "writing this data as ORC: orc-rust 0.9 failed to encode it ({}); use file.format parquet",
+                            strata_spec::error::panic_message(p.as_ref())
+                        ))
+                    })?
+                    .map_err(|e| Error::unsupported(format!("orc close: {e}")))?;
                 let bytes =
                     std::mem::take(&mut *buf.0.lock().map_err(|_| Error::invalid("orc writer", "poisoned buffer"))?);
                 bytes

@@ -20,7 +20,7 @@ use arrow_row::{RowConverter, Rows, SortField};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 use strata_dv::BucketedDvMaintainer;
 use strata_format::arrow_types::{array_of, to_arrow};
-use strata_format::bucket_read::{file_columns, open_data_file, DataFileRef};
+use strata_format::bucket_read::{file_columns, open_data_file};
 use strata_format::KeyValueLayout;
 use strata_io::{join, FileIO};
 use strata_spec::{BinaryRow, DataFileMeta, DataType, Datum, Error, Result};
@@ -318,7 +318,7 @@ impl LookupLevels {
     fn build(&mut self, f: &DataFileMeta) -> Result<(FileIndex, Option<Bloom>)> {
         let _span = tracing::debug_span!("build_lookup_index", file = f.file_name).entered();
         self.stats.built += 1;
-        let file = DataFileRef { path: join(&self.bucket_dir, &f.file_name), meta: f.clone(), dv: None };
+        let file = self.layout.file_ref(join(&self.bucket_dir, &f.file_name), f.clone(), None)?;
         let mut columns = file_columns(&self.layout);
         if !self.need_values {
             columns.truncate(self.layout.key_arity() + 2);

@@ -238,10 +238,13 @@ pub struct MergeTreeWriter {
 }
 
 impl MergeTreeWriter {
-    /// A writer over the bucket's committed `files` and deletion vectors `dv` (in deletion-vector mode).
+    /// A writer over the bucket's committed `files` and deletion vectors `dv` (in deletion-vector mode). Files
+    /// written under older schemas are read through `history`.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         io: Arc<dyn FileIO>,
         schema: &TableSchema,
+        history: Option<Arc<dyn strata_format::evolution::SchemaHistory>>,
         bucket: i32,
         bucket_dir: String,
         index_dir: String,
@@ -249,7 +252,11 @@ impl MergeTreeWriter {
         dv: Option<BucketedDvMaintainer>,
     ) -> Result<Self> {
         let opts = WriterOptions::from_schema(schema)?;
-        let layout = Arc::new(KeyValueLayout::new(schema)?);
+        let layout = KeyValueLayout::new(schema)?;
+        let layout = Arc::new(match history {
+            Some(h) => layout.with_history(h),
+            None => layout,
+        });
         let spill = opts.spill.clone();
         let key_types: Vec<DataType> = layout.key_fields.iter().map(|f| f.data_type).collect();
         let levels = Levels::new(key_types, files, opts.num_levels)?;
@@ -669,7 +676,7 @@ impl MergeTreeWriter {
                 .as_ref()
                 .and_then(|d| d.deletion_vector_of(&f.file_name))
                 .map(|d| d.boxed_clone());
-            let r = DataFileRef { path: join(&self.bucket_dir, &f.file_name), meta: f.clone(), dv: dv.map(Arc::from) };
+            let r = self.layout.file_ref(join(&self.bucket_dir, &f.file_name), f.clone(), dv.map(Arc::from))?;
             let reader = run_reader(self.io.clone(), &self.layout, vec![r], self.opts.batch_size);
             let mut w = self.file_writer(f.level, FileSource::Compact);
             for b in reader {
@@ -957,18 +964,17 @@ impl UnitJob {
                 .map(|(_, files)| {
                     files
                         .iter()
-                        .map(|f| DataFileRef {
-                            path: self.files.path(f),
-                            meta: f.clone(),
-                            dv: dvs
+                        .map(|f| {
+                            let dv = dvs
                                 .dv
                                 .as_ref()
                                 .and_then(|d| d.deletion_vector_of(&f.file_name))
-                                .map(|d| Arc::from(d.boxed_clone())),
+                                .map(|d| Arc::from(d.boxed_clone()));
+                            self.files.layout.file_ref(self.files.path(f), f.clone(), dv)
                         })
-                        .collect()
+                        .collect::<Result<Vec<_>>>()
                 })
-                .collect();
+                .collect::<Result<_>>()?;
             drop(dvs);
             let run_levels: Vec<i32> = runs.iter().map(|(level, _)| *level).collect();
             let readers: Vec<Run> = refs
@@ -1035,7 +1041,7 @@ impl UnitJob {
     /// Runs `file`'s keys through the lookup so their older copies below the output are marked deleted.
     /// Whether `file` holds a retraction row (-U or -D), from its `_VALUE_KIND` column.
     fn holds_retractions(&self, file: &DataFileMeta) -> Result<bool> {
-        let r = DataFileRef { path: self.files.path(file), meta: file.clone(), dv: None };
+        let r = self.files.layout.file_ref(self.files.path(file), file.clone(), None)?;
         let column = vec![(strata_format::kv::VALUE_KIND.to_string(), DataType::not_null(TypeRoot::TinyInt))];
         for b in
             strata_format::bucket_read::open_data_file(self.files.io.as_ref(), &r, column, false, self.opts.batch_size)?
@@ -1053,7 +1059,7 @@ impl UnitJob {
             return Ok(());
         }
         let layout = &self.files.layout;
-        let r = DataFileRef { path: self.files.path(file), meta: file.clone(), dv: None };
+        let r = layout.file_ref(self.files.path(file), file.clone(), None)?;
         let columns = strata_format::bucket_read::file_columns(layout);
         let keys = crate::lookup::KeyEncoder::new(layout)?;
         let mut hook = self.hook();
@@ -1195,6 +1201,7 @@ mod tests {
         let mut w = MergeTreeWriter::new(
             io.clone(),
             &schema,
+            None,
             0,
             "/t/bucket-0".into(),
             "/t/index".into(),

@@ -59,6 +59,8 @@ pub const COMPACTION_SIZE_RATIO: &str = "compaction.size-ratio";
 pub const COMPACTION_DELETE_RATIO_THRESHOLD: &str = "compaction.delete-ratio-threshold";
 /// `deletion-vectors.enabled`: false.
 pub const DELETION_VECTORS_ENABLED: &str = "deletion-vectors.enabled";
+/// Key-value files without the `_KEY_*` columns (the key is read from the value columns).
+pub const DATA_FILE_THIN_MODE: &str = "data-file.thin-mode";
 /// `deletion-vectors.bitmap64`: false.
 pub const DELETION_VECTORS_BITMAP64: &str = "deletion-vectors.bitmap64";
 /// `deletion-vectors.merge-on-read`: false.
@@ -411,6 +413,11 @@ impl CoreOptions {
         Ok(v)
     }
 
+    /// `data-file.thin-mode` (default false): write key-value files without the `_KEY_*` columns.
+    pub fn data_file_thin_mode(&self) -> Result<bool> {
+        self.bool_opt(DATA_FILE_THIN_MODE, false)
+    }
+
     /// `deletion-vectors.enabled` (default false).
     pub fn deletion_vectors_enabled(&self) -> Result<bool> {
         self.bool_opt(DELETION_VECTORS_ENABLED, false)
@@ -573,6 +580,7 @@ impl CoreOptions {
         self.size_ratio()?;
         self.delete_ratio_threshold()?;
         self.deletion_vectors_enabled()?;
+        self.data_file_thin_mode()?;
         self.deletion_vectors_bitmap64()?;
         self.deletion_vectors_merge_on_read()?;
         self.deletion_vectors_modifiable()?;

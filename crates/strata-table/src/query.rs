@@ -35,7 +35,7 @@ use arrow_ipc::writer::FileWriter;
 use parking_lot::Mutex;
 use strata_dv::DeletionVector;
 
-use strata_format::bucket_read::{file_columns, open_data_file, DataFileRef};
+use strata_format::bucket_read::{file_columns, open_data_file};
 use strata_format::merge::Run;
 use strata_format::KeyValueLayout;
 use strata_lsm::{Bloom, KeyEncoder, LookupCacheOptions};
@@ -126,7 +126,7 @@ struct View {
 impl View {
     fn new(table: Table) -> Result<Self> {
         let schema = table.schema();
-        let layout = Arc::new(KeyValueLayout::new(schema)?);
+        let layout = Arc::new(table.layout()?);
         let o = schema.core_options();
         let raw = crate::read::ReadBuilder::new(&table).raw_mode()?;
         let cache = LookupCacheOptions {
@@ -167,7 +167,7 @@ impl View {
         let _span = tracing::debug_span!("query_build_lookup_file", file = meta.file_name).entered();
         let shown = local.display().to_string();
         let err = |e: arrow_schema::ArrowError| Error::invalid(format!("lookup file {shown}"), e.to_string());
-        let file = DataFileRef { path: path.to_string(), meta: meta.clone(), dv: None };
+        let file = self.layout.file_ref(path.to_string(), meta.clone(), None)?;
         let batches = open_data_file(self.table.io().as_ref(), &file, file_columns(&self.layout), false, BLOCK_ROWS)?;
         let out = File::create(&local).map_err(|e| Error::io(&shown, e))?;
         // From here on the file is removed again if anything fails (the drop of `LocalFile`).
@@ -402,7 +402,7 @@ impl TableQuery {
         strata_lsm::scratch_dir(&mut slot, "strata-query-")?;
         let dir = slot.ok_or_else(|| Error::invalid("query", "no scratch directory"))?;
         let mut state = State {
-            view: Arc::new(View::new(table.clone())?),
+            view: Arc::new(View::new(table.as_of(id)?)?),
             snapshot: None,
             buckets: HashMap::new(),
             vectors: HashMap::new(),

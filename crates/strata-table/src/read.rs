@@ -148,7 +148,7 @@ impl ReadBuilder {
     }
 
     fn layout(&self) -> Result<Arc<KeyValueLayout>> {
-        Ok(Arc::new(KeyValueLayout::new(self.table.schema())?))
+        Ok(Arc::new(self.table.layout()?))
     }
 
     /// Whether this read skips level 0 and reads files without merging (deletion-vector or first-row tables).
@@ -177,14 +177,18 @@ impl ReadBuilder {
     /// Whether a file's manifest statistics allow a match of `pred`.
     fn file_may_match(&self, pred: &Predicate, e: &ManifestEntry, layout: &KeyValueLayout) -> bool {
         let f = &e.file;
+        // Value statistics are the columns of the schema the file was written with: a column is found there
+        // by field id, and only compared when stored as the type read (a widened column's old statistics
+        // are of another type). Without that schema, nothing is pruned.
+        let Ok(data) = layout.data_schema(f.schema_id) else { return true };
         let key_types: Vec<DataType> = layout.key_fields.iter().map(|k| k.data_type).collect();
         let value_cols: Vec<String> = match &f.value_stats_cols {
-            None => layout.value_fields.iter().map(|v| v.name.clone()).collect(),
+            None => data.fields.iter().map(|v| v.name.clone()).collect(),
             Some(c) => c.clone(),
         };
         let value_types: Vec<DataType> = value_cols
             .iter()
-            .map(|c| layout.value_fields.iter().find(|v| &v.name == c).map_or(DataType::bigint(), |v| v.data_type))
+            .map(|c| data.fields.iter().find(|v| &v.name == c).map_or(DataType::bigint(), |v| v.data_type))
             .collect();
         let partition_fields = self.table.schema().partition_fields().unwrap_or_default();
         let partition_types: Vec<DataType> = partition_fields.iter().map(|p| p.data_type).collect();
@@ -202,7 +206,12 @@ impl ReadBuilder {
             if let Some(i) = layout.key_fields.iter().position(|k| k.name == name) {
                 return stats_range(&f.key_stats, &key_types, i, f.row_count);
             }
-            let i = value_cols.iter().position(|c| c == name)?;
+            let read = layout.value_fields.iter().find(|v| v.name == name)?;
+            let stored = data.fields.iter().find(|d| d.id == read.id)?;
+            if stored.data_type.root != read.data_type.root {
+                return None;
+            }
+            let i = value_cols.iter().position(|c| *c == stored.name)?;
             stats_range(&f.value_stats, &value_types, i, f.row_count)
         })
     }
@@ -531,14 +540,11 @@ impl SplitReader {
             .iter()
             .zip(&split.deletion_files)
             .map(|((path, meta), df)| {
-                Ok(DataFileRef {
-                    path: path.clone(),
-                    meta: meta.clone(),
-                    dv: match df {
-                        Some(d) => Some(Arc::from(d.read(self.io.as_ref())?)),
-                        None => None,
-                    },
-                })
+                let dv = match df {
+                    Some(d) => Some(Arc::from(d.read(self.io.as_ref())?)),
+                    None => None,
+                };
+                self.layout.file_ref(path.clone(), meta.clone(), dv)
             })
             .collect::<Result<_>>()?;
         if split.raw {
@@ -740,8 +746,8 @@ pub(crate) fn merge_copies(
 /// right for a lookup now and then. For many lookups, [`TableQuery`](crate::query::TableQuery) keeps
 /// local lookup files and answers in microseconds once warm.
 pub fn get(table: &Table, key: &[Option<Datum>], snapshot: Option<i64>) -> Result<Option<RecordBatch>> {
-    let schema = table.schema();
-    let layout = Arc::new(KeyValueLayout::new(schema)?);
+    let table = &table.as_of(snapshot)?;
+    let layout = Arc::new(table.layout()?);
     let RoutedKey { partition, bucket, key: want } = route_key(table, &layout, key)?;
     let Some(snap) = table.snapshot(snapshot)? else { return Ok(None) };
     let key_types: Vec<DataType> = layout.key_fields.iter().map(|k| k.data_type).collect();
@@ -764,7 +770,7 @@ pub fn get(table: &Table, key: &[Option<Datum>], snapshot: Option<i64>) -> Resul
             Some(d) => Some(Arc::from(d.read(table.io().as_ref())?)),
             None => None,
         };
-        candidates.push(DataFileRef { path: data_file_path(table, &e)?, meta: e.file, dv });
+        candidates.push(layout.file_ref(data_file_path(table, &e)?, e.file, dv)?);
     }
     // Each candidate file filtered to the key (row groups pruned by the key columns' statistics) is a run.
     let key_pred = Predicate::And(

@@ -58,6 +58,7 @@ pub fn data_file_path(table: &Table, e: &ManifestEntry) -> Result<String> {
 
 /// Scans a snapshot into Arrow batches (a [`ReadBuilder`] without filter or limit).
 pub fn scan(table: &Table, opts: &ScanOptions) -> Result<ScanResult> {
+    let table = &table.as_of(opts.snapshot)?;
     let mut rb = ReadBuilder::new(table).merge_on_read(opts.force_merge);
     if let Some(id) = opts.snapshot {
         rb = rb.with_snapshot(id);

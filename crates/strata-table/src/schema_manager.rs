@@ -67,3 +67,30 @@ impl SchemaManager {
         }
     }
 }
+
+/// A table's schemas by id, each read once: what reads of files written under older schemas map through.
+#[derive(Debug)]
+pub struct SchemaHistoryCache {
+    schemas: SchemaManager,
+    by_id: parking_lot::Mutex<std::collections::HashMap<i64, Arc<TableSchema>>>,
+}
+
+impl SchemaHistoryCache {
+    /// The history of the table `schemas` manages.
+    pub fn new(schemas: SchemaManager) -> Self {
+        SchemaHistoryCache { schemas, by_id: Default::default() }
+    }
+}
+
+impl strata_format::evolution::SchemaHistory for SchemaHistoryCache {
+    fn schema(&self, id: i64) -> Result<Arc<TableSchema>> {
+        if let Some(s) = self.by_id.lock().get(&id) {
+            return Ok(s.clone());
+        }
+        // Not validated as the current schema is: only its fields matter here, and an option an older schema
+        // held must not make the table's files unreadable.
+        let schema = Arc::new(self.schemas.schema(id)?);
+        self.by_id.lock().insert(id, schema.clone());
+        Ok(schema)
+    }
+}

@@ -20,8 +20,9 @@ use crate::commit::{FileStoreCommit, RetryPolicy};
 pub const EXTERNAL_PATHS_OPTION: &str = "data-file.external-paths";
 use crate::manifest_io::ManifestStore;
 use crate::paths::PathFactory;
-use crate::schema_manager::SchemaManager;
+use crate::schema_manager::{SchemaHistoryCache, SchemaManager};
 use crate::snapshot_manager::SnapshotManager;
+use strata_format::KeyValueLayout;
 
 /// Where one data file's deletion vector is (Paimon's `DeletionFile`): the index file and the entry's range.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +59,8 @@ pub struct Table {
     paths: Arc<PathFactory>,
     snapshots: SnapshotManager,
     schemas: SchemaManager,
+    /// Every schema files were written with, read once each.
+    history: Arc<SchemaHistoryCache>,
 }
 
 impl Table {
@@ -132,10 +135,47 @@ impl Table {
             external_roots: Arc::new(std::sync::OnceLock::new()),
             snapshots: SnapshotManager::new(io.clone(), &path),
             paths: Arc::new(PathFactory::new(&path)),
+            history: Arc::new(SchemaHistoryCache::new(schemas.clone())),
             io,
             path,
             schema,
             schemas,
+        })
+    }
+
+    /// The key-value layout of this table's files under its schema, reading files written under older
+    /// schemas through the table's schema history.
+    pub fn layout(&self) -> Result<KeyValueLayout> {
+        Ok(KeyValueLayout::new(&self.schema)?.with_history(self.history.clone()))
+    }
+
+    /// The table's schema history (every schema its files were written with).
+    pub fn schema_history(&self) -> Arc<dyn strata_format::evolution::SchemaHistory> {
+        self.history.clone()
+    }
+
+    /// This table as snapshot `snapshot` reads (time travel): with the schema that snapshot was written
+    /// under, so a column added since is not there and a renamed one has its old name. `None`: as it is.
+    pub fn as_of(&self, snapshot: Option<i64>) -> Result<Table> {
+        match snapshot.map(|id| self.snapshot(Some(id))).transpose()?.flatten() {
+            Some(s) => self.at_schema(s.schema_id),
+            None => Ok(self.clone()),
+        }
+    }
+
+    /// This table read as of schema `id` (time travel to a snapshot written under an older schema): its
+    /// fields and options are that schema's.
+    pub fn at_schema(&self, id: i64) -> Result<Table> {
+        if id == self.schema.id {
+            return Ok(self.clone());
+        }
+        let schema = strata_format::evolution::SchemaHistory::schema(self.history.as_ref(), id)?;
+        schema.validate().map_err(|e| e.in_file(&self.schemas.schema_path(id)))?;
+        Ok(Table {
+            schema: (*schema).clone(),
+            files_cache: Arc::new(parking_lot::Mutex::new(None)),
+            dv_checked: Arc::new(parking_lot::Mutex::new(None)),
+            ..self.clone()
         })
     }
 

@@ -461,7 +461,7 @@ impl Runner {
             *upto = latest;
             return Ok(());
         }
-        let layout = strata_format::KeyValueLayout::new(self.table.schema()).map_err(|e| e.to_string())?;
+        let layout = self.table.layout().map_err(|e| e.to_string())?;
         let col = |name: &str| layout.value_fields.iter().position(|f| f.name == name).map(|i| layout.value_index(i));
         let (Some(id_col), Some(v_col), Some(s_col)) = (col("id"), col("v"), col("s")) else {
             return Err("changelog files lack the table's columns".to_string());
@@ -470,11 +470,8 @@ impl Runner {
         for id in (*upto + 1)..=latest {
             let s = self.table.snapshot(Some(id)).map_err(|e| e.to_string())?.ok_or("a snapshot vanished")?;
             for e in self.table.changelog_files(&s).map_err(|e| e.to_string())? {
-                let file = strata_format::bucket_read::DataFileRef {
-                    path: crate::scan::data_file_path(&self.table, &e).map_err(|e| e.to_string())?,
-                    meta: e.file.clone(),
-                    dv: None,
-                };
+                let path = crate::scan::data_file_path(&self.table, &e).map_err(|e| e.to_string())?;
+                let file = layout.file_ref(path, e.file.clone(), None).map_err(|e| e.to_string())?;
                 let columns = strata_format::bucket_read::file_columns(&layout);
                 let batches =
                     strata_format::bucket_read::open_data_file(self.table.io().as_ref(), &file, columns, false, 1024)

@@ -143,6 +143,7 @@ impl TableWrite {
             let w = MergeTreeWriter::new(
                 self.table.io().clone(),
                 schema,
+                Some(self.table.schema_history()),
                 bucket,
                 bucket_dir,
                 self.table.path_factory().index_dir(),
