@@ -76,9 +76,15 @@ fn evolve(t: &Table, thin: bool) -> Table {
     s.id += 1;
     s.fields = vec![
         s.fields[0].clone(),
-        DataField { id: 1, name: "x".into(), data_type: DataType::bigint(), description: None },
-        DataField { id: 3, name: "a".into(), data_type: DataType::string(), description: None },
-        DataField { id: 4, name: "c".into(), data_type: DataType::nullable(TypeRoot::Double), description: None },
+        DataField { id: 1, name: "x".into(), data_type: DataType::bigint(), description: None, default_value: None },
+        DataField { id: 3, name: "a".into(), data_type: DataType::string(), description: None, default_value: None },
+        DataField {
+            id: 4,
+            name: "c".into(),
+            data_type: DataType::nullable(TypeRoot::Double),
+            description: None,
+            default_value: None,
+        },
     ];
     s.highest_field_id = 4;
     s.options.insert("data-file.thin-mode".into(), thin.to_string());

@@ -161,7 +161,7 @@ mod tests {
     use strata_spec::{DataField, TypeRoot};
 
     fn field(id: i32, name: &str, root: TypeRoot) -> DataField {
-        DataField { id, name: name.into(), data_type: DataType::nullable(root), description: None }
+        DataField { id, name: name.into(), data_type: DataType::nullable(root), description: None, default_value: None }
     }
 
     fn schema(id: i64, fields: Vec<DataField>) -> TableSchema {

@@ -26,6 +26,10 @@ pub struct DataField {
     /// Column comment.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub description: Option<String>,
+    /// The value Paimon's writers store for a null in this column (`DataField.defaultValue`, a string in the
+    /// column's type). Kept verbatim so a schema Strata rewrites (an alter) does not lose it.
+    #[serde(rename = "defaultValue", skip_serializing_if = "Option::is_none", default)]
+    pub default_value: Option<String>,
 }
 
 /// A table's schema.
@@ -76,7 +80,7 @@ impl TableSchema {
             .enumerate()
             .map(|(i, (name, data_type))| {
                 let data_type = if primary_keys.contains(&name) { data_type.with_nullable(false) } else { data_type };
-                DataField { id: i as i32, name, data_type, description: None }
+                DataField { id: i as i32, name, data_type, description: None, default_value: None }
             })
             .collect();
         let schema = TableSchema {
@@ -224,6 +228,19 @@ mod tests {
         assert_eq!(s.bucket_keys(), vec!["id".to_string()]);
         let back = TableSchema::from_json(s.to_json().unwrap().as_bytes()).unwrap();
         assert_eq!(back, s);
+    }
+
+    /// A Java schema's column default survives a rewrite (an alter writes the schema Strata parsed).
+    #[test]
+    fn a_column_default_value_survives_a_round_trip() {
+        let json = br#"{"version":3,"id":0,"fields":[{"id":0,"name":"id","type":"BIGINT NOT NULL"},
+            {"id":1,"name":"v","type":"INT","description":"d","defaultValue":"7"}],
+            "highestFieldId":1,"partitionKeys":[],"primaryKeys":["id"],"options":{},"timeMillis":1}"#;
+        let s = TableSchema::from_json(json).unwrap();
+        assert_eq!(s.fields[1].default_value.as_deref(), Some("7"));
+        let out = s.to_json().unwrap();
+        assert!(out.contains(r#""defaultValue": "7""#) || out.contains(r#""defaultValue":"7""#), "{out}");
+        assert_eq!(TableSchema::from_json(out.as_bytes()).unwrap(), s);
     }
 
     #[test]

@@ -1,0 +1,259 @@
+//! Replaying a workload against a fresh table and its model, and shrinking a failing one.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use strata_io::{Fault, FaultyFileIO, FileIO, LocalFileIO, OpKind};
+use strata_spec::{DataType, Error, Result, TableSchema};
+
+use super::runner::{apply_change, key_of, Model, Runner, Values};
+use super::{Divergence, FaultPlan, Key, Op, ReplayStats, Workload};
+use crate::maintenance::{expire_snapshots, ExpireOptions};
+use crate::query::TableQuery;
+use crate::read::get;
+use crate::table::Table;
+
+/// Replays `w` in a fresh table under `dir`. Errors in the replayer itself (a bad workload) are `Err` in
+/// the outer result; divergences from the model are the inner `Err`.
+pub fn replay(
+    dir: &str,
+    w: &Workload,
+    faults: Option<FaultPlan>,
+) -> Result<std::result::Result<ReplayStats, Divergence>> {
+    let local: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
+    let path = format!("{}/db.db/t", dir.trim_end_matches('/'));
+    Table::delete_table_dir(&local, &path)?;
+    let faulty = FaultyFileIO::new(local);
+    let mut columns = vec![("id".to_string(), DataType::bigint())];
+    let mut pk = vec!["id".to_string()];
+    let mut partition_keys = Vec::new();
+    if w.header.partitioned {
+        columns.push(("p".to_string(), DataType::string()));
+        pk.push("p".to_string());
+        partition_keys.push("p".to_string());
+    }
+    columns.push(("v".to_string(), DataType::bigint()));
+    columns.push(("s".to_string(), DataType::string()));
+    let mut options = w.header.options.clone();
+    options.insert("bucket".into(), w.header.buckets.to_string());
+    options.insert("merge-engine".into(), w.header.merge_engine.clone());
+    match w.header.merge_engine.as_str() {
+        "partial-update" => {
+            options.insert("partial-update.remove-record-on-delete".into(), "true".into());
+        }
+        "aggregation" => {
+            options.insert("fields.v.aggregate-function".into(), "sum".into());
+            options.insert("aggregation.remove-record-on-delete".into(), "true".into());
+        }
+        _ => {}
+    }
+    options.insert("deletion-vectors.enabled".into(), w.header.deletion_vectors.to_string());
+    let schema = TableSchema::new(columns, partition_keys, pk, options, 0)?;
+    let table = Table::create(Arc::new(faulty.clone()), &path, schema)?;
+    let mut r = Runner {
+        faulty,
+        path,
+        table,
+        writer: None,
+        query: None,
+        model: Model::new(),
+        pending: Vec::new(),
+        partitioned: w.header.partitioned,
+        engine: w.header.merge_engine.clone(),
+        changelog: std::cell::RefCell::new((0, Model::new())),
+    };
+    let mut rng = faults.map(|f| StdRng::seed_from_u64(f.seed));
+    let mut stats = ReplayStats::default();
+    for (step, op) in w.ops.iter().enumerate() {
+        stats.steps += 1;
+        let div = |message: String| Divergence { step, message };
+        match op {
+            Op::Put { rows } => {
+                for row in rows {
+                    let values = r.row(row.id, row.p.clone(), row.v, row.s.clone());
+                    r.writer()?.put(values)?;
+                    r.pending.push((Key { id: row.id, p: row.p.clone() }, Some((row.v, row.s.clone()))));
+                }
+            }
+            Op::Delete { keys } => {
+                for k in keys {
+                    let key = r.key(k);
+                    r.writer()?.delete(key)?;
+                    r.pending.push((k.clone(), None));
+                }
+            }
+            Op::Crash => {
+                r.writer = None;
+                r.pending.clear();
+            }
+            Op::Reopen => r.reopen()?,
+            Op::Commit => {
+                let mut after = r.model.clone();
+                for (k, v) in &r.pending {
+                    apply_change(&mut after, &r.engine, key_of(k), v.clone());
+                }
+                let plan = rng.as_mut().and_then(|rng| {
+                    let rate = faults.map_or(0.0, |f| f.rate);
+                    rng.random_bool(rate).then(|| {
+                        (rng.random_range(0..40u64), [Fault::Before, Fault::After, Fault::Torn][rng.random_range(0..3)])
+                    })
+                });
+                if let Some((k, fault)) = plan {
+                    r.faulty.fail_at(k, fault, Some(OpKind::Mutate));
+                }
+                let before_latest = r.table.snapshot_manager().latest_id()?;
+                let result = r.writer()?.commit();
+                let injected = plan.is_some() && r.faulty.count() > plan.map_or(0, |p| p.0);
+                r.faulty.disarm();
+                if injected {
+                    stats.faults += 1;
+                }
+                match result {
+                    Ok(_) => {
+                        r.model = after;
+                        r.pending.clear();
+                        stats.commits += 1;
+                    }
+                    Err(e) if injected => {
+                        // The commit may or may not have landed: reopen and see which.
+                        stats.failed_commits += 1;
+                        r.reopen()?;
+                        let latest = r.table.snapshot_manager().latest_id()?;
+                        let got = r.scan().map_err(|e| Error::invalid("replay", e.to_string()))?;
+                        if latest != before_latest && got == after {
+                            r.model = after;
+                        } else if got != r.model {
+                            return Ok(Err(div(format!(
+                                "after a failed commit ({e}) the table is neither at the previous nor the new state"
+                            ))));
+                        }
+                    }
+                    Err(e) => return Ok(Err(div(format!("commit failed without a fault: {e}")))),
+                }
+                if let Err(d) = r.check(step) {
+                    return Ok(Err(d));
+                }
+            }
+            Op::Compact | Op::FullCompact => {
+                let full = matches!(op, Op::FullCompact);
+                // Buffered rows are committed first, as a compaction commits them too.
+                let mut after = r.model.clone();
+                for (k, v) in r.pending.drain(..) {
+                    apply_change(&mut after, &r.engine, key_of(&k), v);
+                }
+                match r.writer()?.compact(full) {
+                    Ok(_) => r.model = after,
+                    Err(e) => return Ok(Err(div(format!("compaction failed: {e}")))),
+                }
+                if full {
+                    let s = r.table.snapshot(None)?;
+                    if let Some(s) = s {
+                        if !r.table.deletion_files(&s)?.is_empty() {
+                            return Ok(Err(div("a full compaction left deletion vectors".into())));
+                        }
+                    }
+                }
+                if let Err(d) = r.check(step) {
+                    return Ok(Err(d));
+                }
+            }
+            Op::Scan => {
+                if let Err(d) = r.check(step) {
+                    return Ok(Err(d));
+                }
+            }
+            Op::Get { key } => {
+                let values = |got: Option<arrow_array::RecordBatch>| -> std::result::Result<Option<Values>, String> {
+                    let Some(b) = got else { return Ok(None) };
+                    use arrow_array::Array;
+                    let v = b.column_by_name("v").and_then(|c| c.as_any().downcast_ref::<arrow_array::Int64Array>());
+                    let s = b.column_by_name("s").and_then(|c| c.as_any().downcast_ref::<arrow_array::StringArray>());
+                    match (v, s) {
+                        (Some(v), Some(s)) => {
+                            Ok(Some((v.is_valid(0).then(|| v.value(0)), s.is_valid(0).then(|| s.value(0).to_string()))))
+                        }
+                        _ => Err("get returned unexpected columns".into()),
+                    }
+                };
+                let one_shot = values(get(&r.table, &r.key(key), None)?);
+                // The long-lived query, moved to the latest snapshot: it keeps local files across gets.
+                if r.query.is_none() {
+                    r.query = Some(TableQuery::new(&r.table)?);
+                }
+                let query = r.query.as_ref().ok_or_else(|| Error::invalid("replay", "no query"))?;
+                query.refresh()?;
+                let queried = values(query.get(&r.key(key))?);
+                for (how, got) in [("get", one_shot), ("TableQuery::get", queried)] {
+                    let got = match got {
+                        Ok(got) => got,
+                        Err(m) => return Ok(Err(div(m))),
+                    };
+                    if got != r.model.get(&key_of(key)).cloned() {
+                        return Ok(Err(div(format!(
+                            "{how} {key:?} returned {got:?}, the model has {:?}",
+                            r.model.get(&key_of(key))
+                        ))));
+                    }
+                }
+            }
+            Op::Expire { retain } => {
+                let n = (*retain).max(1);
+                let opts = ExpireOptions {
+                    retain_min: n,
+                    retain_max: n,
+                    time_retained: std::time::Duration::from_secs(3600),
+                    dry_run: false,
+                };
+                expire_snapshots(&r.table, &opts)?;
+                if let Err(d) = r.check(step) {
+                    return Ok(Err(d));
+                }
+            }
+            Op::SwitchMode { dv } => {
+                let set = BTreeMap::from([("deletion-vectors.enabled".to_string(), dv.to_string())]);
+                // Buffered rows are lost with the writer a schema change replaces.
+                r.writer = None;
+                r.pending.clear();
+                r.table = r.table.alter_options(&set, &[], true)?;
+                r.query = None;
+                if let Err(d) = r.check(step) {
+                    return Ok(Err(d));
+                }
+            }
+        }
+    }
+    Ok(Ok(stats))
+}
+
+/// Shrinks a failing workload: drops chunks of steps while it still diverges (at most `budget` replays).
+pub fn shrink(dir: &str, w: &Workload, faults: Option<FaultPlan>, budget: usize) -> Workload {
+    let fails = |c: &Workload| matches!(replay(dir, c, faults), Ok(Err(_)));
+    let mut best = w.clone();
+    let mut tries = 0;
+    let mut chunk = (best.ops.len() / 2).max(1);
+    while chunk >= 1 && tries < budget {
+        let mut i = 0;
+        let mut progressed = false;
+        while i < best.ops.len() && tries < budget {
+            let mut candidate = best.clone();
+            let end = (i + chunk).min(candidate.ops.len());
+            candidate.ops.drain(i..end);
+            tries += 1;
+            if !candidate.ops.is_empty() && fails(&candidate) {
+                best = candidate;
+                progressed = true;
+            } else {
+                i += chunk;
+            }
+        }
+        if !progressed {
+            if chunk == 1 {
+                break;
+            }
+            chunk /= 2;
+        }
+    }
+    best
+}
