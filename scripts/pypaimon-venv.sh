@@ -1,20 +1,39 @@
 #!/usr/bin/env bash
-# Creates (once, cached) a virtualenv holding pypaimon 2.1.0 from PyPI, Strata's compatibility oracle,
-# and prints the path of its python. Tests call this; nothing of pypaimon is vendored.
+# Creates (once, cached) a virtualenv holding Strata's compatibility oracles from PyPI, pypaimon 2.1.0 and
+# paimon-rust 0.4.0 (the wheel pypaimon-rust, module pypaimon_rust), and prints the path of its python.
+# Tests call this; nothing of either is vendored. A cached virtualenv that lacks one of the pinned packages
+# (or holds another version) gets it installed in place; one that is broken is made anew.
 set -euo pipefail
 venv="${STRATA_PYPAIMON_VENV:-$HOME/.cache/strata/pypaimon-2.1.0}"
 py="$venv/bin/python"
-if [ -x "$py" ] && "$py" -c 'import pypaimon, pyarrow' >/dev/null 2>&1; then
+pins=('pypaimon==2.1.0' 'pypaimon-rust==0.4.0')
+check='
+import importlib.metadata as m
+import pyarrow, pypaimon, pypaimon_rust.datafusion
+assert m.version("pypaimon") == "2.1.0", m.version("pypaimon")
+assert m.version("pypaimon-rust") == "0.4.0", m.version("pypaimon-rust")
+'
+ready() { [ -x "$py" ] && "$py" -c "$check" >/dev/null 2>&1; }
+install() { "$py" -m pip install --quiet --disable-pip-version-check "${pins[@]}" >&2; }
+
+if ready; then
   echo "$py"
   exit 0
 fi
 mkdir -p "$(dirname "$venv")"
-lock="$venv.lock"
-exec 9>"$lock"
+exec 9>"$venv.lock"
 flock 9
-if ! { [ -x "$py" ] && "$py" -c 'import pypaimon, pyarrow' >/dev/null 2>&1; }; then
-  rm -rf "$venv"
-  python3 -m venv "$venv" >&2
-  "$py" -m pip install --quiet --disable-pip-version-check 'pypaimon==2.1.0' >&2
+if ! ready; then
+  # Upgrade a working virtualenv in place (pip installs only what is missing or of another version).
+  if ! { [ -x "$py" ] && "$py" -c 'import pip' >/dev/null 2>&1 && install && ready; }; then
+    rm -rf "$venv"
+    python3 -m venv "$venv" >&2
+    install
+  fi
+fi
+if ! ready; then
+  echo "the virtualenv $venv does not import the pinned ${pins[*]}:" >&2
+  "$py" -c "$check" >&2 || true
+  exit 1
 fi
 echo "$py"

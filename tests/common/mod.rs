@@ -12,7 +12,9 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The python of the cached pypaimon 2.1.0 virtualenv (created on first use by scripts/pypaimon-venv.sh).
+/// The python of the cached oracle virtualenv, holding pypaimon 2.1.0 and paimon-rust 0.4.0 (created, or given
+/// a missing pinned package, on first use by scripts/pypaimon-venv.sh). Panics when it cannot be made: a test
+/// that needs an oracle fails rather than passing unchecked.
 pub fn pypaimon_python() -> PathBuf {
     static PY: OnceLock<PathBuf> = OnceLock::new();
     PY.get_or_init(|| {
@@ -22,7 +24,7 @@ pub fn pypaimon_python() -> PathBuf {
             .expect("run scripts/pypaimon-venv.sh");
         assert!(
             out.status.success(),
-            "could not create the pypaimon 2.1.0 virtualenv (needs PyPI): {}",
+            "could not create the oracle virtualenv with pypaimon 2.1.0 and pypaimon-rust 0.4.0 (needs PyPI): {}",
             String::from_utf8_lossy(&out.stderr)
         );
         PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
@@ -44,6 +46,18 @@ pub fn oracle(args: &[&str]) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("oracle prints JSON")
+}
+
+/// Runs a subcommand of tests/py/paimon_rust_oracle.py (paimon-rust 0.4.0) with its JSON spec; parses its JSON
+/// output.
+pub fn paimon_rust(cmd: &str, spec: &Value) -> Value {
+    let out = Command::new(pypaimon_python())
+        .arg(root().join("tests/py/paimon_rust_oracle.py"))
+        .args([cmd, &spec.to_string()])
+        .output()
+        .expect("run paimon-rust oracle");
+    assert!(out.status.success(), "paimon-rust oracle {cmd} failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("paimon-rust oracle prints JSON")
 }
 
 /// Runs the `strata` binary; returns (exit code, stdout, stderr).
