@@ -263,6 +263,51 @@ def cmd_meta(path):
     return out
 
 
+def cmd_schema(path):
+    """The latest schema as pypaimon loads it: ids, names, types and comments of the fields, keys, options."""
+    schema = _table_at(path).table_schema
+    return {
+        'id': schema.id,
+        'highestFieldId': schema.highest_field_id,
+        'fields': [{'id': f.id, 'name': f.name, 'type': str(f.type), 'description': f.description}
+                   for f in schema.fields],
+        'partitionKeys': list(schema.partition_keys),
+        'primaryKeys': list(schema.primary_keys),
+        'options': dict(schema.options),
+    }
+
+
+def cmd_alter(path, changes):
+    """Alters the table with pypaimon's own schema manager, then prints `schema`. Each change is one of
+    {"add": name, "type": T, "comment": c, "first": true | "after": x}, {"drop": name},
+    {"rename": old, "to": new}, {"retype": name, "type": T}."""
+    from pypaimon.schema.data_types import DataTypeParser
+    from pypaimon.schema.schema_change import Move, SchemaChange
+    out = []
+    for c in changes:
+        if 'add' in c:
+            move = None
+            if c.get('first'):
+                move = Move.first(c['add'])
+            elif 'after' in c:
+                move = Move.after(c['add'], c['after'])
+            out.append(SchemaChange.add_column(c['add'], DataTypeParser.parse_data_type(c['type']),
+                                               comment=c.get('comment'), move=move))
+        elif 'drop' in c:
+            out.append(SchemaChange.drop_column(c['drop']))
+        elif 'rename' in c:
+            out.append(SchemaChange.rename_column(c['rename'], c['to']))
+        elif 'retype' in c:
+            out.append(SchemaChange.update_column_type(c['retype'], DataTypeParser.parse_data_type(c['type'])))
+        else:
+            raise SystemExit(f"unknown change {c}")
+    path = path.rstrip('/')
+    db_dir, table = path.rsplit('/', 1)
+    warehouse, db = db_dir.rsplit('/', 1)
+    _catalog(warehouse).alter_table(f"{db[:-3]}.{table}", out)
+    return cmd_schema(path)
+
+
 def cmd_manifest(path, kind, name):
     """How pypaimon decodes one manifest file, manifest list or index manifest of the table at `path`."""
     table = _table_at(path)
@@ -447,6 +492,10 @@ def main():
         res = cmd_changelog(sys.argv[2], sys.argv[3])
     elif cmd == 'meta':
         res = cmd_meta(sys.argv[2])
+    elif cmd == 'schema':
+        res = cmd_schema(sys.argv[2])
+    elif cmd == 'alter':
+        res = cmd_alter(sys.argv[2], json.loads(sys.argv[3]))
     elif cmd == 'manifest':
         res = cmd_manifest(sys.argv[2], sys.argv[3], sys.argv[4])
     elif cmd == 'manifests':

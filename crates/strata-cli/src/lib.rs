@@ -6,11 +6,12 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+mod alter;
 mod bench;
 mod demo;
 mod ingest;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use strata_io::{FileIO, LocalFileIO};
 use strata_spec::schema::parse_columns;
 use strata_spec::{Error, ErrorKind, TableSchema};
@@ -139,8 +140,10 @@ enum Command {
         #[arg(long, value_enum, default_value = "jsonl")]
         format: OutputFormat,
     },
-    /// Change table options. Switching deletion vectors needs a fully compacted table (`--compact` does it);
-    /// options that would change how stored rows read (bucket, merge engine, ...) cannot change once there is data.
+    /// Change table options and columns, as one new schema. Switching deletion vectors needs a fully
+    /// compacted table (`--compact` does it); options that would change how stored rows read (bucket, merge
+    /// engine, ...) cannot change once there is data. Column changes follow Paimon's rules (types only widen)
+    /// and apply in the order given, after the option edits.
     Alter {
         /// The table directory.
         table_dir: String,
@@ -150,6 +153,24 @@ enum Command {
         /// Remove an option; repeatable.
         #[arg(long = "unset", value_name = "KEY")]
         unset: Vec<String>,
+        /// Add a nullable column: 'NAME TYPE' or "NAME TYPE COMMENT 'text'"; repeatable.
+        #[arg(long = "add-column", value_name = "NAME TYPE")]
+        add_column: Vec<String>,
+        /// Place the column of the --add-column just before this flag after column X.
+        #[arg(long = "after", value_name = "X")]
+        after: Vec<String>,
+        /// Place the column of the --add-column just before this flag first.
+        #[arg(long = "first", num_args = 0, default_missing_value = "true", action = clap::ArgAction::Append)]
+        first: Vec<bool>,
+        /// Drop a column; repeatable.
+        #[arg(long = "drop-column", value_name = "NAME")]
+        drop_column: Vec<String>,
+        /// Rename a column, OLD=NEW; repeatable.
+        #[arg(long = "rename-column", value_name = "OLD=NEW")]
+        rename_column: Vec<String>,
+        /// Widen a column's type, NAME=TYPE (e.g. v=BIGINT, s=VARCHAR(20)); repeatable.
+        #[arg(long = "column-type", value_name = "NAME=TYPE")]
+        column_type: Vec<String>,
         /// Run the full compaction a deletion-vector switch needs.
         #[arg(long)]
         compact: bool,
@@ -301,7 +322,8 @@ fn parse_options(raw: &[String]) -> Result<BTreeMap<String, String>, Error> {
     Ok(map)
 }
 
-fn run(cli: Cli) -> Result<(), Error> {
+/// Runs a parsed command; `matches` are the parsed arguments (column flags of `alter` go by their position).
+fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
     match cli.command {
         Command::Create { table_dir, schema, primary_key, partition_keys, options, allow_unknown_options, json } => {
             let columns = parse_columns(&schema)?;
@@ -440,23 +462,9 @@ fn run(cli: Cli) -> Result<(), Error> {
             }
             print_batches(&rows, format)?;
         }
-        Command::Alter { table_dir, set, unset, compact, allow_unknown_options, json } => {
-            let table = Table::open(io(), &absolute(&table_dir))?;
-            let set = parse_options(&set)?;
-            let progress = Progress::start("altering (compacting if needed)");
-            let policy = strata_table::OptionPolicy { allow_unknown_options };
-            let altered = table.alter_options_with_policy(&set, &unset, compact, policy)?;
-            progress.finish();
-            let (id, changed) = (altered.schema().id, altered.schema().id != table.schema().id);
-            report(
-                json,
-                &serde_json::json!({"schemaId": id, "changed": changed, "options": altered.schema().options}),
-                &if changed {
-                    format!("table {} now at schema {id}", altered.path())
-                } else {
-                    format!("nothing to change: table {} stays at schema {id}", altered.path())
-                },
-            );
+        Command::Alter { table_dir, set, unset, compact, allow_unknown_options, json, .. } => {
+            let args = alter::AlterArgs { table_dir, set, unset, compact, allow_unknown_options, json };
+            alter::run(args, matches.subcommand_matches("alter"))?;
         }
         Command::Write { table_dir, inputs, json } => {
             let (rows, outcome) = ingest::write_inputs(&absolute(&table_dir), &inputs)?;
@@ -681,14 +689,15 @@ pub fn main() -> ExitCode {
             default_hook(info);
         }
     }));
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     if std::env::var_os("STRATA_LOG").is_some() {
         tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::from_env("STRATA_LOG"))
             .with_writer(std::io::stderr)
             .init();
     }
-    match run(cli) {
+    match run(cli, &matches) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("strata: error: {e}");

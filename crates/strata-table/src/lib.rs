@@ -1,6 +1,7 @@
 //! Strata tables: the filesystem catalog, schema and snapshot management, manifest I/O and the atomic
 //! commit.
 
+pub mod alter;
 pub mod catalog;
 pub mod commit;
 pub mod inspect;
@@ -16,6 +17,7 @@ pub mod table;
 pub mod workload;
 pub mod write;
 
+pub use alter::AlterTable;
 pub use catalog::FileSystemCatalog;
 pub use commit::{CommitMessage, CommitOutcome, Committable, FileStoreCommit, RetryPolicy};
 pub use manifest_io::ManifestStore;

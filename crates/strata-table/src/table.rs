@@ -536,54 +536,12 @@ impl Table {
         compact_if_needed: bool,
         policy: OptionPolicy,
     ) -> Result<Table> {
-        let mut schema = self.schema.clone();
-        for k in unset {
-            schema.options.remove(k);
-        }
-        for (k, v) in set {
-            schema.options.insert(k.clone(), v.clone());
-        }
-        if schema.options == self.schema.options {
-            return Ok(self.clone());
-        }
-        option_rules::check_keys(set.keys().filter(|k| self.schema.options.get(*k) != set.get(*k)), policy)?;
-        schema.validate()?;
-        option_rules::check_altered_options(&self.schema, &schema)?;
-        let latest = self.snapshot(None)?.map(|s| s.id);
-        option_rules::check_change(&self.schema, &schema, latest)?;
-        let before = self.schema.core_options().deletion_vectors_enabled()?;
-        let after = schema.core_options().deletion_vectors_enabled()?;
-        if before != after {
-            if let Some(s) = self.snapshot(None)? {
-                if !self.is_fully_compacted(&s)? {
-                    if !compact_if_needed {
-                        return Err(Error::invalid(
-                            "option 'deletion-vectors.enabled'",
-                            format!(
-                                "switching deletion vectors {} needs a fully compacted table (otherwise stale rows reappear, Paimon issue 5874); compact it fully first (strata compact --full) or ask for it (--compact)",
-                                if after { "on" } else { "off" }
-                            ),
-                        ));
-                    }
-                    crate::write::TableWriter::new(self, "strata-alter")?.compact(true)?;
-                    let s = self.snapshot(None)?.ok_or_else(|| Error::invalid("alter", "snapshot vanished"))?;
-                    if !self.is_fully_compacted(&s)? {
-                        return Err(Error::Conflict {
-                            message: "the table changed during the full compaction; retry".into(),
-                        });
-                    }
-                }
-            }
-        }
-        schema.id = self.schemas.list_ids()?.last().copied().unwrap_or(0) + 1;
-        schema.time_millis = crate::commit::now_millis();
-        match self.schemas.create(&schema) {
-            Ok(()) => {}
-            Err(Error::AlreadyExists { path }) => {
-                return Err(Error::Conflict { message: format!("another schema change created {path} first; retry") })
-            }
-            Err(e) => return Err(e),
-        }
-        Table::open(self.io.clone(), &self.path)
+        self.alter(&crate::alter::AlterTable {
+            set: set.clone(),
+            unset: unset.to_vec(),
+            columns: Vec::new(),
+            compact_if_needed,
+            policy,
+        })
     }
 }
