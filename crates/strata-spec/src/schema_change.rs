@@ -405,7 +405,10 @@ impl<'a> Draft<'a> {
             None => self.default_position(),
         };
         let id = self.next_field_id()?;
-        self.fields.insert(at, DataField { id, name: name.to_string(), data_type, description: comment.cloned() });
+        self.fields.insert(
+            at,
+            DataField { id, name: name.to_string(), data_type, description: comment.cloned(), default_value: None },
+        );
         Ok(())
     }
 

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::{Header, Key, Op, Row, Workload};
+use super::{Evolution, Header, Key, Op, Row, Workload};
 
 impl Workload {
     /// A random workload: `commits` commits of puts and deletes over a uniform or zipfian key space, with
@@ -38,6 +38,9 @@ impl Workload {
         };
         let delete_ratio = [0.0, 0.1, 0.4][rng.random_range(0..3)];
         let mut ops = Vec::new();
+        // Schema and layout changes, drawn from a generator of their own so that earlier seeds keep their
+        // other steps.
+        let mut evolutions = Evolutions::new(seed);
         for _ in 0..commits {
             for _ in 0..rng.random_range(1..4) {
                 let n = rng.random_range(1..40);
@@ -72,6 +75,9 @@ impl Workload {
                 9..=12 => ops.push(Op::Get { key: key(&mut rng) }),
                 _ => {}
             }
+            if let Some(change) = evolutions.next() {
+                ops.push(Op::Evolve { change });
+            }
         }
         ops.push(Op::Scan);
         // Changelog producers, drawn from a generator of their own so that earlier seeds keep their workloads.
@@ -86,5 +92,52 @@ impl Workload {
             header.options.insert("changelog-producer".to_string(), producer.to_string());
         }
         Workload { header, ops }
+    }
+}
+
+/// The schema changes of one generated workload: after about one commit in twelve, add, widen or drop an
+/// INT column, rename `s`, or switch the file layout, keeping track of what the table has.
+struct Evolutions {
+    rng: StdRng,
+    added: Vec<(String, bool)>,
+    next_name: u32,
+    thin: bool,
+}
+
+impl Evolutions {
+    fn new(seed: u64) -> Self {
+        let rng = StdRng::seed_from_u64(seed.wrapping_mul(0xD134_2543_DE82_EF95).wrapping_add(29));
+        Evolutions { rng, added: Vec::new(), next_name: 1, thin: false }
+    }
+
+    fn next(&mut self) -> Option<Evolution> {
+        if !self.rng.random_bool(1.0 / 12.0) {
+            return None;
+        }
+        let n = self.next_name;
+        Some(match self.rng.random_range(0..5) {
+            0 | 1 if self.added.len() < 4 => {
+                self.next_name += 1;
+                self.added.push((format!("e{n}"), false));
+                Evolution::AddColumn { name: format!("e{n}"), after_v: self.rng.random_bool(0.5) }
+            }
+            2 if !self.added.is_empty() => {
+                let i = self.rng.random_range(0..self.added.len());
+                Evolution::DropColumn { name: self.added.remove(i).0 }
+            }
+            3 if self.added.iter().any(|(_, wide)| !wide) => {
+                let (name, wide) = self.added.iter_mut().find(|(_, wide)| !*wide)?;
+                *wide = true;
+                Evolution::WidenColumn { name: name.clone() }
+            }
+            4 => {
+                self.thin = !self.thin;
+                Evolution::ThinMode { on: self.thin }
+            }
+            _ => {
+                self.next_name += 1;
+                Evolution::RenameS { to: format!("s{n}") }
+            }
+        })
     }
 }

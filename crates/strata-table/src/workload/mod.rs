@@ -100,10 +100,51 @@ pub enum Op {
         /// The new setting.
         dv: bool,
     },
+    /// Change the table's schema or file layout (what the writer buffered is lost with it, as in a mode
+    /// switch). Later rows are written and read under the new schema; older files read through the mapping.
+    Evolve {
+        /// The change.
+        change: Evolution,
+    },
     /// The writer dies: what it buffered is lost.
     Crash,
     /// A new writer on the latest snapshot.
     Reopen,
+}
+
+/// A schema or layout change of a workload's table. Columns added here are never written: they must read
+/// null. The value column `s` may be renamed; the model follows it by field, not by name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Evolution {
+    /// Add a nullable INT column `name` (after `v` when `after_v`, else last).
+    AddColumn {
+        /// Its name (never one of the workload's columns).
+        name: String,
+        /// Placed right after `v`.
+        #[serde(default)]
+        after_v: bool,
+    },
+    /// Drop a column an `add_column` added.
+    DropColumn {
+        /// Its name.
+        name: String,
+    },
+    /// Widen an added column from INT to BIGINT.
+    WidenColumn {
+        /// Its name.
+        name: String,
+    },
+    /// Rename the value column `s` (under whatever name it has now) to `to`.
+    RenameS {
+        /// The new name.
+        to: String,
+    },
+    /// Set `data-file.thin-mode`: files written from now on have no `_KEY_` columns (or have them again).
+    ThinMode {
+        /// The new setting.
+        on: bool,
+    },
 }
 
 /// A header and its steps.

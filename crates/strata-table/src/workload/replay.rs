@@ -6,10 +6,10 @@ use std::sync::Arc;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use strata_io::{Fault, FaultyFileIO, FileIO, LocalFileIO, OpKind};
-use strata_spec::{DataType, Error, Result, TableSchema};
+use strata_spec::{ColumnMove, DataType, Error, Result, SchemaChange, TableSchema};
 
 use super::runner::{apply_change, key_of, Model, Runner, Values};
-use super::{Divergence, FaultPlan, Key, Op, ReplayStats, Workload};
+use super::{Divergence, Evolution, FaultPlan, Key, Op, ReplayStats, Workload};
 use crate::maintenance::{expire_snapshots, ExpireOptions};
 use crate::query::TableQuery;
 use crate::read::get;
@@ -63,6 +63,7 @@ pub fn replay(
         partitioned: w.header.partitioned,
         engine: w.header.merge_engine.clone(),
         changelog: std::cell::RefCell::new((0, Model::new())),
+        s_name: "s".to_string(),
     };
     let mut rng = faults.map(|f| StdRng::seed_from_u64(f.seed));
     let mut stats = ReplayStats::default();
@@ -169,7 +170,8 @@ pub fn replay(
                     let Some(b) = got else { return Ok(None) };
                     use arrow_array::Array;
                     let v = b.column_by_name("v").and_then(|c| c.as_any().downcast_ref::<arrow_array::Int64Array>());
-                    let s = b.column_by_name("s").and_then(|c| c.as_any().downcast_ref::<arrow_array::StringArray>());
+                    let s =
+                        b.column_by_name(&r.s_name).and_then(|c| c.as_any().downcast_ref::<arrow_array::StringArray>());
                     match (v, s) {
                         (Some(v), Some(s)) => {
                             Ok(Some((v.is_valid(0).then(|| v.value(0)), s.is_valid(0).then(|| s.value(0).to_string()))))
@@ -211,6 +213,16 @@ pub fn replay(
                     return Ok(Err(d));
                 }
             }
+            Op::Evolve { change } => {
+                // Buffered rows are lost with the writer a schema change replaces.
+                r.writer = None;
+                r.pending.clear();
+                r.query = None;
+                r.table = evolve(&r.table, change, &mut r.s_name)?;
+                if let Err(d) = r.check(step) {
+                    return Ok(Err(d));
+                }
+            }
             Op::SwitchMode { dv } => {
                 let set = BTreeMap::from([("deletion-vectors.enabled".to_string(), dv.to_string())]);
                 // Buffered rows are lost with the writer a schema change replaces.
@@ -225,6 +237,33 @@ pub fn replay(
         }
     }
     Ok(Ok(stats))
+}
+
+/// Applies `change` to `table` (tracking the name of `s` in `s_name`).
+fn evolve(table: &Table, change: &Evolution, s_name: &mut String) -> Result<Table> {
+    let columns = |c: SchemaChange| table.alter_columns(&[c]);
+    match change {
+        Evolution::AddColumn { name, after_v } => {
+            let mut add = SchemaChange::add_column(name.clone(), DataType::int());
+            if *after_v {
+                if let SchemaChange::AddColumn { position, .. } = &mut add {
+                    *position = Some(ColumnMove::After("v".to_string()));
+                }
+            }
+            columns(add)
+        }
+        Evolution::DropColumn { name } => columns(SchemaChange::drop_column(name.clone())),
+        Evolution::WidenColumn { name } => columns(SchemaChange::update_column_type(name.clone(), DataType::bigint())),
+        Evolution::RenameS { to } => {
+            let t = columns(SchemaChange::rename_column(s_name.clone(), to.clone()))?;
+            *s_name = to.clone();
+            Ok(t)
+        }
+        Evolution::ThinMode { on } => {
+            let set = BTreeMap::from([("data-file.thin-mode".to_string(), on.to_string())]);
+            table.alter_options(&set, &[], false)
+        }
+    }
 }
 
 /// Shrinks a failing workload: drops chunks of steps while it still diverges (at most `budget` replays).

@@ -64,6 +64,8 @@ pub(super) struct Runner {
     pub(super) engine: String,
     /// The changelog folded so far: up to which snapshot, and the rows it gives.
     pub(super) changelog: std::cell::RefCell<(i64, Model)>,
+    /// The name the value column `s` has now (`Evolution::RenameS`).
+    pub(super) s_name: String,
 }
 
 pub(super) fn key_of(k: &Key) -> (String, i64) {
@@ -78,14 +80,20 @@ impl Runner {
         self.writer.as_mut().ok_or_else(|| Error::invalid("replay", "no writer"))
     }
 
+    /// A row in the current schema's column order; columns added by evolutions are null.
     pub(super) fn row(&self, id: i64, p: Option<String>, v: Option<i64>, s: Option<String>) -> Vec<Option<Datum>> {
-        let mut r = vec![Some(Datum::BigInt(id))];
-        if self.partitioned {
-            r.push(Some(Datum::String(p.unwrap_or_default())));
-        }
-        r.push(v.map(Datum::BigInt));
-        r.push(s.map(Datum::String));
-        r
+        self.table
+            .schema()
+            .fields
+            .iter()
+            .map(|f| match f.name.as_str() {
+                "id" => Some(Datum::BigInt(id)),
+                "p" => Some(Datum::String(p.clone().unwrap_or_default())),
+                "v" => v.map(Datum::BigInt),
+                name if name == self.s_name => s.clone().map(Datum::String),
+                _ => None,
+            })
+            .collect()
     }
 
     pub(super) fn key(&self, k: &Key) -> Vec<Option<Datum>> {
@@ -110,7 +118,22 @@ impl Runner {
         for b in &r.batches {
             let ids = b.column_by_name("id").and_then(|c| c.as_any().downcast_ref::<arrow_array::Int64Array>());
             let vs = b.column_by_name("v").and_then(|c| c.as_any().downcast_ref::<arrow_array::Int64Array>());
-            let ss = b.column_by_name("s").and_then(|c| c.as_any().downcast_ref::<arrow_array::StringArray>());
+            let ss = b.column_by_name(&self.s_name).and_then(|c| c.as_any().downcast_ref::<arrow_array::StringArray>());
+            // Columns added by evolutions are never written: any value in them came from another column.
+            if let Some(f) = b
+                .schema()
+                .fields()
+                .iter()
+                .find(|f| !matches!(f.name().as_str(), "id" | "p" | "v") && f.name() != &self.s_name)
+            {
+                let c = b.column_by_name(f.name()).map_or(0, |c| c.len() - c.null_count());
+                if c > 0 {
+                    return Err(Error::invalid(
+                        "replay",
+                        format!("column {} was never written but holds {c} values", f.name()),
+                    ));
+                }
+            }
             let ps = b.column_by_name("p").and_then(|c| c.as_any().downcast_ref::<arrow_array::StringArray>());
             let (Some(ids), Some(vs), Some(ss)) = (ids, vs, ss) else {
                 return Err(Error::invalid("replay", "scan returned unexpected columns"));
@@ -191,7 +214,7 @@ impl Runner {
         }
         let layout = self.table.layout().map_err(|e| e.to_string())?;
         let col = |name: &str| layout.value_fields.iter().position(|f| f.name == name).map(|i| layout.value_index(i));
-        let (Some(id_col), Some(v_col), Some(s_col)) = (col("id"), col("v"), col("s")) else {
+        let (Some(id_col), Some(v_col), Some(s_col)) = (col("id"), col("v"), col(&self.s_name)) else {
             return Err("changelog files lack the table's columns".to_string());
         };
         let p_col = col("p");
