@@ -630,15 +630,15 @@ fn strata_writes_reach_incremental_readers_in_deletion_vector_mode() {
     incremental_reads_of_strata_writes(true);
 }
 
-// ---- Strata bug: ORC writes fail on some runs of BIGINT values ----
+// ---- ORC writes of BIGINT runs with a few wide values (orc-rust 0.9.0 encoder bug, patched in vendor/) ----
 
 /// orc-rust 0.9.0's RLEv2 encoder chooses patched-base encoding for these values (zigzagged, their 90th
-/// percentile is 40 bits wide and their largest 48 once rounded to an encodable width), then computes the patch
+/// percentile is 40 bits wide and their largest 48 once rounded to an encodable width), then computed the patch
 /// width as the exact bit width of the largest base-reduced value (41) minus the 95th percentile's width, which
 /// it rounds up to an encodable width (48): `attempt to subtract with overflow` in debug builds,
-/// `unreachable!()` in `get_closest_fixed_bits` in release ones. `strata write` (and any flush or compaction
-/// into an ORC file of such a run) fails with "a bucket writer panicked"; paimon-rust 0.4.0 (orc-rust 0.8)
-/// panics the same way. Nothing is wrong with the values: parquet and pypaimon's ORC take them.
+/// `unreachable!()` in release ones, and every `strata write` of such a run failed. Strata builds a patched
+/// copy (vendor/README.md); the file must read back exactly in Strata, paimon-rust (orc-rust 0.8) and
+/// pypaimon (pyarrow's ORC reader).
 #[test]
 fn strata_writes_any_bigint_run_to_orc() {
     let values: [i64; 10] = [

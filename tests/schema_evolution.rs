@@ -111,8 +111,7 @@ fn write(t: &Table, rng: &mut StdRng, commits: usize, v1: bool, model: &mut Mode
             }
             let n = rng.random_range(-1000..1000i64);
             let (row, expect) = if v1 {
-                // Beyond INT (only the widened BIGINT holds it), but not in ORC (see the orc test below).
-                let x = if t.schema().options["file.format"] == "orc" { n * 3 } else { n * 10_000_000_000 };
+                let x = n * 10_000_000_000; // beyond INT: only the widened BIGINT holds it
                 let a = rng.random_bool(0.7).then(|| format!("s{n}-{c}"));
                 let c = rng.random_bool(0.5).then_some(n as f64 / 4.0);
                 (
@@ -230,29 +229,33 @@ fn deletion_vector_tables_read_files_of_every_schema_by_field_id() {
     evolve_and_check(true, "parquet", false, true);
 }
 
-/// ORC files of an older schema: x's values are INT-sized before the change and need BIGINT after, so
-/// they stay small (orc-rust 0.9 cannot encode a column mixing a few very wide values among narrow ones).
+/// ORC files of an older schema (x's values INT-sized before the change, BIGINT-wide after: compactions
+/// write columns mixing both).
 #[test]
 fn orc_files_of_an_older_schema_read_by_field_id() {
     evolve_and_check(false, "orc", false, true);
     evolve_and_check(true, "orc", true, false);
 }
 
-/// orc-rust 0.9 panics encoding some BIGINT distributions; Strata reports it as a typed error and leaves
-/// the table as it was, instead of crashing or committing a broken file.
+/// A BIGINT column with a few values far wider than the rest (orc-rust 0.9.0's encoder underflowed on them;
+/// Strata builds a patched copy, vendor/README.md): written to ORC and read back exactly, through a
+/// compaction too.
 #[test]
-fn an_orc_encoder_failure_is_a_typed_error_and_the_table_is_unchanged() {
+fn orc_writes_bigint_runs_with_wide_outliers() {
     let dir = tempfile::tempdir().unwrap();
     let t = create(dir.path(), false, "orc", false);
     let t = evolve(&t, false);
+    let mut model = Model::new();
     let mut w = TableWriter::new(&t, "test").unwrap();
     for id in 0..2000i64 {
         let x = if id % 25 == 0 { id * 10_000_000_000 } else { id % 700 - 350 };
         w.put(vec![Some(Datum::BigInt(id)), Some(Datum::BigInt(x)), None, None]).unwrap();
+        model.insert(id, json!({"id": id, "x": x, "a": null, "c": null}));
     }
-    let err = w.commit().map(|_| ()).expect_err("orc-rust 0.9 cannot encode this column");
-    assert_eq!(err.kind(), strata::ErrorKind::Unsupported, "{err}");
-    assert!(t.snapshot(None).unwrap().is_none());
+    w.commit().unwrap();
+    assert_eq!(scan(&t, false, None), model);
+    w.compact(true).unwrap();
+    assert_eq!(scan(&t, false, None), model);
 }
 
 #[test]
