@@ -1,6 +1,7 @@
-//! Tables whose schema pypaimon 2.1.0 evolved (add, drop, rename, widen; a dropped column's name reused),
-//! before and after Strata compacts them: Strata's reads, gets and compactions, and pypaimon's reads after
-//! them, all equal a model of the operations (kept by the oracle script from what it wrote and changed).
+//! Tables whose schema pypaimon 2.1.0 evolved (add, drop, rename, widen; a renamed column's name reused),
+//! before and after Strata compacts them: Strata's reads, gets and compactions, and pypaimon's and
+//! paimon-rust's reads after them, all equal a model of the operations (kept by the oracle script from what
+//! it wrote and changed).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -8,7 +9,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{oracle, strata};
+use common::{oracle, paimon_rust, strata};
 use serde_json::{json, Value};
 
 /// Rows by id.
@@ -44,6 +45,11 @@ fn pypaimon_rows(table: &Path) -> Rows {
     by_id(oracle(&["read", table.to_str().unwrap()]).as_array().unwrap().iter().cloned())
 }
 
+fn paimon_rust_rows(table: &Path) -> Rows {
+    let read = paimon_rust("read", &json!({"path": table.to_str().unwrap()}));
+    by_id(read["rows"].as_array().unwrap().iter().cloned())
+}
+
 /// Fails with the first difference only (the tables have hundreds of rows).
 fn same(got: &Rows, want: &Rows, what: &str) {
     if got == want {
@@ -64,6 +70,7 @@ fn check_all(table: &Path, model: &Rows, what: &str, level0_only: bool) {
     }
     same(&strata_rows(table, &[]), model, &format!("{what}: strata scan"));
     same(&pypaimon_rows(table), model, &format!("{what}: pypaimon read"));
+    same(&paimon_rust_rows(table), model, &format!("{what}: paimon-rust read"));
     let keys: Vec<String> = model.keys().take(5).map(|k| k.to_string()).chain(["100000".to_string()]).collect();
     let mut args = vec!["get", table.to_str().unwrap()];
     args.extend(keys.iter().map(String::as_str));
@@ -86,8 +93,16 @@ fn compact(table: &Path, full: bool) {
 const EVOLVE: &str =
     r#"[["rename","a","x"],["type","x","BIGINT"],["drop","b"],["add","a","STRING"],["type","c","DOUBLE"]]"#;
 
-fn evolved_by_pypaimon(options: Value, compact_first: bool) {
-    let what = format!("options {options}, compact before the change: {compact_first}");
+/// Who changes the schema.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Alterer {
+    Pypaimon,
+    /// `strata alter` with the same changes (the oracle updates only its model).
+    Strata,
+}
+
+fn evolved_by(alterer: Alterer, options: Value, compact_first: bool) {
+    let what = format!("{alterer:?} alters, options {options}, compact before the change: {compact_first}");
     let dir = tempfile::tempdir().unwrap();
     let table = dir.path().join("db.db/t");
     step(dir.path(), json!({"step": "create", "options": options}));
@@ -96,7 +111,28 @@ fn evolved_by_pypaimon(options: Value, compact_first: bool) {
         compact(&table, true);
         check_all(&table, &model, &format!("{what}: schema 0 compacted"), false);
     }
-    step(dir.path(), json!({"step": "alter", "changes": serde_json::from_str::<Value>(EVOLVE).unwrap()}));
+    let changes = serde_json::from_str::<Value>(EVOLVE).unwrap();
+    step(dir.path(), json!({"step": "alter", "changes": changes, "model_only": alterer == Alterer::Strata}));
+    if alterer == Alterer::Strata {
+        let t = table.to_str().unwrap();
+        let args = [
+            "alter",
+            t,
+            "--rename-column",
+            "a=x",
+            "--column-type",
+            "x=BIGINT",
+            "--drop-column",
+            "b",
+            "--add-column",
+            "a STRING",
+            "--column-type",
+            "c=DOUBLE",
+        ];
+        let (code, _, err) = strata(&args);
+        assert_eq!(code, 0, "strata alter: {err}");
+        assert_eq!(oracle(&["schema", t])["fields"].as_array().map(Vec::len), Some(5), "pypaimon sees the new schema");
+    }
     let model = step(dir.path(), json!({"step": "write", "commits": 2, "seed": 2}));
     // pypaimon writes level 0 only.
     let dv = options["deletion-vectors.enabled"] == "true";
@@ -110,12 +146,19 @@ fn evolved_by_pypaimon(options: Value, compact_first: bool) {
 
 #[test]
 fn merge_on_read_tables_evolved_by_pypaimon_read_and_compact_exactly() {
-    evolved_by_pypaimon(json!({}), false);
-    evolved_by_pypaimon(json!({}), true);
+    evolved_by(Alterer::Pypaimon, json!({}), false);
+    evolved_by(Alterer::Pypaimon, json!({}), true);
 }
 
 #[test]
 fn deletion_vector_tables_evolved_by_pypaimon_read_and_compact_exactly() {
-    evolved_by_pypaimon(json!({"deletion-vectors.enabled": "true"}), false);
-    evolved_by_pypaimon(json!({"deletion-vectors.enabled": "true"}), true);
+    evolved_by(Alterer::Pypaimon, json!({"deletion-vectors.enabled": "true"}), false);
+    evolved_by(Alterer::Pypaimon, json!({"deletion-vectors.enabled": "true"}), true);
+}
+
+/// The same changes made by `strata alter`, then written by pypaimon and read by everyone.
+#[test]
+fn tables_evolved_by_strata_alter_are_written_by_pypaimon_and_read_by_every_reader() {
+    evolved_by(Alterer::Strata, json!({}), true);
+    evolved_by(Alterer::Strata, json!({"deletion-vectors.enabled": "true"}), false);
 }

@@ -398,7 +398,8 @@ def cmd_evolve(spec):
     the columns as [name, type] and the rows by id). Steps: 'create' (id BIGINT key, a INT, b STRING, c FLOAT,
     rk STRING as rowkind.field), 'write' (random upserts and deletes over the current columns), 'alter' (the
     schema changes in spec['changes'], applied to the model by their meaning: rename keeps values, drop
-    forgets them, add starts null, a type change widens the stored values)."""
+    forgets them, add starts null, a type change widens the stored values; with spec['model_only'] the table
+    is left alone, for another tool to make the same change)."""
     from pypaimon import Schema
     from pypaimon.schema.data_types import AtomicType
     from pypaimon.schema.schema_change import SchemaChange
@@ -471,7 +472,8 @@ def cmd_evolve(spec):
                 columns = [[n, ch[2] if n == ch[1] else t] for n, t in columns]
             else:
                 raise SystemExit(f"unknown schema change {ch}")
-        cat.alter_table(ident, changes)
+        if not spec.get('model_only'):
+            cat.alter_table(ident, changes)
     model = {'columns': columns, 'rows': rows}
     with open(spec['model'], 'w') as f:
         json.dump(model, f)
