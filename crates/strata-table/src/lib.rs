@@ -1,6 +1,7 @@
 //! Strata tables: the filesystem catalog, schema and snapshot management, manifest I/O and the atomic
 //! commit.
 
+pub mod bucket_mode;
 pub mod catalog;
 pub mod commit;
 pub mod inspect;
