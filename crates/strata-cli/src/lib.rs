@@ -111,7 +111,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Compact a table's buckets (level 0 up, universal picks); `--full` merges every bucket into one run.
+    /// Compact a table's buckets (level 0 up, universal picks); `--full` merges every bucket into one run. In a
+    /// postpone-bucket table (bucket = -2) the postponed rows also move into real buckets.
     Compact {
         /// The table directory.
         table_dir: String,
@@ -473,7 +474,7 @@ fn run(cli: Cli) -> Result<(), Error> {
                     return Err(Error::invalid("--delete-ratio-threshold", format!("{t} is outside 0..=1")));
                 }
             }
-            let mut write = strata_table::write::TableWrite::new(&table)?;
+            let mut write = strata_table::write::TableWrite::for_compaction(&table)?;
             write.open_all_buckets()?;
             let progress = Progress::start("compacting");
             let messages = write.prepare_commit_with(full, delete_ratio_threshold)?;
