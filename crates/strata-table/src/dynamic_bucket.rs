@@ -182,7 +182,8 @@ impl DynamicBuckets {
         let mut index = PartitionIndex::default();
         for e in entries.iter().filter(|e| &e.partition == partition && e.index_file.index_type == HASH_INDEX) {
             let path = table.index_file_path(&e.index_file)?;
-            if e.bucket < 0 || e.bucket > MAX_BUCKET_ID || index.committed.contains_key(&e.bucket) {
+            // Paimon keeps bucket ids as `short`: up to 32767 (pypaimon opens that one too).
+            if e.bucket < 0 || e.bucket > i32::from(i16::MAX) || index.committed.contains_key(&e.bucket) {
                 return Err(Error::Corrupt {
                     path,
                     message: format!("bucket {} has a second or out-of-range hash index file", e.bucket),
