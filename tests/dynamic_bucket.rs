@@ -307,6 +307,15 @@ fn strata_writes_dynamic_buckets_that_match_the_model() {
         let (code, _, err) = strata(&["compact", t.path(), "--full"]);
         assert_eq!(code, 0, "{err}");
         check_reads(&t, &model, &mut rng, &format!("{name} after a full compaction"));
+        let inspected = common::strata_inspect(Path::new(t.path()));
+        let hashes: i64 = inspected["buckets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["hashIndexFile"]["keyHashes"].as_i64().expect("every dynamic bucket has a hash index"))
+            .sum();
+        let indexed: usize = buckets.values().flat_map(|c| c.values()).sum();
+        assert_eq!(hashes, indexed as i64, "{name}: strata inspect");
         check_one_bucket_per_key(&t);
     }
 }

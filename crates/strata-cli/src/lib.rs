@@ -667,6 +667,10 @@ fn print_report(r: &serde_json::Value) {
             let n = ix.get("deletionVectors").and_then(|d| d.as_array()).map(Vec::len).unwrap_or(0);
             println!("    deletion vectors: {} in {}", n, ix.get("fileName").and_then(|f| f.as_str()).unwrap_or(""));
         }
+        if let Some(ix) = b["hashIndexFile"].as_object() {
+            let name = ix.get("fileName").and_then(|f| f.as_str()).unwrap_or("");
+            println!("    key hashes: {} in {name}", ix.get("keyHashes").unwrap_or(&serde_json::Value::Null));
+        }
     }
 }
 
