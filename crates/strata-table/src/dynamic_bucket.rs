@@ -70,6 +70,8 @@ struct PartitionIndex {
     committed: BTreeMap<i32, String>,
     /// Files this writer handed to commits it has not seen land yet.
     handed_over: BTreeMap<i32, String>,
+    /// Written to since the last prepare.
+    accessed: bool,
 }
 
 impl PartitionIndex {
@@ -79,6 +81,7 @@ impl PartitionIndex {
 
     /// The bucket of `hash`, assigning it when new (`assigner` of `limits.assigners` takes it).
     fn assign(&mut self, hash: i32, assigner: i32, limits: Limits) -> Result<i32> {
+        self.accessed = true;
         if let Some(&b) = self.hash_to_bucket.get(&hash) {
             return Ok(b);
         }
@@ -226,6 +229,17 @@ impl DynamicBuckets {
         index.assign(key_hash, assigner_of(partition_hash, key_hash, limits.assigners), limits)
     }
 
+    /// Forgets partitions not written to since the last call whose files all landed (Paimon's
+    /// `HashBucketAssigner.prepareCommit`), so a long-lived writer's memory does not grow with every
+    /// partition it ever touched (yesterday's partitions); a later write there loads it again.
+    pub(crate) fn forget_idle_partitions(&mut self) {
+        self.partitions
+            .retain(|_, p| p.accessed || !p.handed_over.is_empty() || p.buckets.values().any(|b| b.modified));
+        for p in self.partitions.values_mut() {
+            p.accessed = false;
+        }
+    }
+
     /// Whether any partition has files handed to commits this writer has not seen land.
     pub(crate) fn awaits_commits(&self) -> bool {
         self.partitions.values().any(|p| !p.handed_over.is_empty())
@@ -353,6 +367,26 @@ mod tests {
         assert_eq!(p.assign(12, 2, l).unwrap(), 2);
         assert_eq!(p.assign(13, 0, l).unwrap(), 0);
         assert_eq!(p.assign(14, 0, l).unwrap(), 3);
+    }
+
+    #[test]
+    fn idle_partitions_are_forgotten_once_their_files_landed() {
+        let mut d = DynamicBuckets { limits: limits(2, -1, 1), partitions: HashMap::new() };
+        d.partitions.insert(vec![1], PartitionIndex::default());
+        d.partitions.insert(vec![2], PartitionIndex::default());
+        d.assign(&[1], 0, 7).unwrap();
+        d.partitions.get_mut(&[2][..]).unwrap().handed_over.insert(0, "index-x-0".into());
+        // Partition 1 has a modified bucket, partition 2 a file not seen landing: both stay.
+        d.forget_idle_partitions();
+        assert_eq!(d.partitions.len(), 2);
+        d.partitions.get_mut(&[1][..]).unwrap().buckets.values_mut().for_each(|b| b.modified = false);
+        d.partitions.get_mut(&[2][..]).unwrap().handed_over.clear();
+        assert_eq!(d.assign(&[1], 0, 7).unwrap(), 0);
+        // Partition 1 was written since the last call; partition 2 was not.
+        d.forget_idle_partitions();
+        assert_eq!(d.partitions.keys().cloned().collect::<Vec<_>>(), vec![vec![1]]);
+        d.forget_idle_partitions();
+        assert!(d.partitions.is_empty());
     }
 
     #[test]

@@ -443,6 +443,9 @@ impl TableWrite {
         if let Err(e) = self.attach_hash_indexes() {
             first_error.get_or_insert(e);
         }
+        if let Routing::Dynamic(d) = &mut self.routing {
+            d.forget_idle_partitions();
+        }
         match first_error {
             Some(e) => Err(e),
             None => Ok(std::mem::take(&mut self.carried)),
