@@ -142,15 +142,29 @@ fn bad_create_arguments_exit_2_with_one_line() {
 }
 
 /// A table that promises changelog files Strata does not produce (full-compaction) is not written without
-/// them: the writer refuses with an unsupported error naming the
-/// option, and `strata write` exits with one line.
+/// them: `create` refuses it, and for such a table another engine created the writer refuses with an
+/// unsupported error naming the option, and `strata write` exits with one line.
 #[test]
 fn writing_a_changelog_producing_table_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     for (producer, engine) in [("full-compaction", "deduplicate"), ("full-compaction", "aggregation")] {
         let path = dir.path().join(format!("{producer}-{engine}"));
         let path = path.to_str().unwrap();
-        let table = create_table(local(), path, 1, &[("changelog-producer", producer), ("merge-engine", engine)]);
+        let options = [("bucket", "1"), ("changelog-producer", producer), ("merge-engine", engine)];
+        let schema = strata::spec::TableSchema::new(
+            vec![("id".into(), strata::spec::DataType::bigint()), ("v".into(), strata::spec::DataType::bigint())],
+            vec![],
+            vec!["id".into()],
+            options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            0,
+        )
+        .unwrap();
+        let err = Table::create(local(), path, schema.clone()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Unsupported, "{producer}: {err}");
+        assert!(err.to_string().contains(&format!("changelog-producer = {producer}")), "{err}");
+        // As another engine would create it.
+        strata::table::SchemaManager::new(local(), path).create(&schema).unwrap();
+        let table = Table::open(local(), path).unwrap();
         let err = strata::TableWriter::new(&table, "w").unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Unsupported, "{producer}: {err}");
         assert!(err.to_string().contains(&format!("changelog-producer = {producer}")), "{err}");

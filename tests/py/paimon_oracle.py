@@ -68,8 +68,9 @@ def cmd_write(spec):
 def cmd_workload(spec):
     """Creates a table and writes a random workload of upserts (and deletes through rowkind.field).
 
-    spec: warehouse, table, format, buckets, partitioned, engine (deduplicate | partial-update | aggregation |
-    first-row), commits, ops_per_commit, key_space, delete_ratio, null_ratio, seed, options.
+    spec: warehouse, table, format, buckets, partitioned, partitions (values of p, default a, b, c), engine
+    (deduplicate | partial-update | aggregation | first-row), commits, ops_per_commit, key_space, delete_ratio,
+    null_ratio, seed, options, create (false: write into the existing table), ops_out (file for the rows).
     """
     from pypaimon import Schema
     cat = _catalog(spec['warehouse'])
@@ -111,7 +112,7 @@ def cmd_workload(spec):
             rows['v'].append(None if rng.random() < null_ratio else rng.randrange(-1000, 1000))
             rows['d'].append(None if rng.random() < null_ratio else rng.randrange(-10**6, 10**6) / 64.0)
             if spec.get('partitioned'):
-                rows['p'].append(rng.choice(['a', 'b', 'c']))
+                rows['p'].append(rng.choice(spec.get('partitions', ['a', 'b', 'c'])))
             if deletes:
                 rows['rk'].append('-D' if rng.random() < spec['delete_ratio'] else '+I')
         wb = table.new_batch_write_builder()

@@ -112,7 +112,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Compact a table's buckets (level 0 up, universal picks); `--full` merges every bucket into one run.
+    /// Compact a table's buckets (level 0 up, universal picks); `--full` merges every bucket into one run. In a
+    /// postpone-bucket table (bucket = -2) the postponed rows also move into real buckets.
     Compact {
         /// The table directory.
         table_dir: String,
@@ -481,7 +482,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
                     return Err(Error::invalid("--delete-ratio-threshold", format!("{t} is outside 0..=1")));
                 }
             }
-            let mut write = strata_table::write::TableWrite::new(&table)?;
+            let mut write = strata_table::write::TableWrite::for_compaction(&table)?;
             write.open_all_buckets()?;
             let progress = Progress::start("compacting");
             let messages = write.prepare_commit_with(full, delete_ratio_threshold)?;
@@ -673,6 +674,10 @@ fn print_report(r: &serde_json::Value) {
         if let Some(ix) = b["indexFile"].as_object() {
             let n = ix.get("deletionVectors").and_then(|d| d.as_array()).map(Vec::len).unwrap_or(0);
             println!("    deletion vectors: {} in {}", n, ix.get("fileName").and_then(|f| f.as_str()).unwrap_or(""));
+        }
+        if let Some(ix) = b["hashIndexFile"].as_object() {
+            let name = ix.get("fileName").and_then(|f| f.as_str()).unwrap_or("");
+            println!("    key hashes: {} in {name}", ix.get("keyHashes").unwrap_or(&serde_json::Value::Null));
         }
     }
 }

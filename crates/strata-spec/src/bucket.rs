@@ -1,4 +1,5 @@
-//! Paimon's fixed-bucket function: the bucket of a row is `|hash(bucket key BinaryRow) % N|`.
+//! Paimon's fixed-bucket function: the bucket of a row is `|hash(bucket key BinaryRow) % N|`; and the key
+//! hash dynamic-bucket tables index.
 //!
 //! Matches `org.apache.paimon.table.sink.KeyAndBucketExtractor.bucket` with
 //! `FixedBucketRowKeyExtractor` (the hash is `BinaryRow.hashCode()` of the bucket-key row).
@@ -20,8 +21,13 @@ pub fn bucket_of_hash(hash: i32, num_buckets: i32) -> Result<i32> {
 
 /// The bucket of a row whose bucket-key values are `key` of types `types`.
 pub fn bucket_of(key: &[Option<Datum>], types: &[DataType], num_buckets: i32) -> Result<i32> {
-    let row = BinaryRow::from_datums(key, types)?;
-    bucket_of_hash(row.hash_code(), num_buckets)
+    bucket_of_hash(key_hash(key, types)?, num_buckets)
+}
+
+/// `BinaryRow.hashCode()` of the row `key` of types `types`: the bucket-key hash of fixed buckets, and the
+/// trimmed-primary-key hash dynamic buckets record in their hash index files.
+pub fn key_hash(key: &[Option<Datum>], types: &[DataType]) -> Result<i32> {
+    Ok(BinaryRow::from_datums(key, types)?.hash_code())
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ pub mod bucket;
 pub mod data_file_meta;
 pub mod error;
 pub mod file_name;
+pub mod hash_index_file;
 pub mod index_file_meta;
 pub mod index_manifest_entry;
 pub mod manifest_entry;

@@ -88,6 +88,12 @@ const STRATA_KEYS: &[&str] = &[
     o::SOURCE_SPLIT_TARGET_SIZE,
     o::SOURCE_SPLIT_OPEN_FILE_COST,
     o::PARTITION_DEFAULT_NAME,
+    o::DYNAMIC_BUCKET_TARGET_ROW_NUM,
+    o::DYNAMIC_BUCKET_INITIAL_BUCKETS,
+    o::DYNAMIC_BUCKET_MAX_BUCKETS,
+    o::POSTPONE_DEFAULT_BUCKET_NUM,
+    o::POSTPONE_TARGET_ROW_NUM_PER_BUCKET,
+    o::POSTPONE_TARGET_SIZE_PER_BUCKET,
     "fields.default-aggregate-function",
     "partial-update.remove-record-on-delete",
     "aggregation.remove-record-on-delete",
@@ -281,6 +287,7 @@ pub fn check_options(schema: &TableSchema) -> Result<()> {
         column_type(schema, o::SEQUENCE_FIELD, &f)?;
     }
     check_field_keys(schema, map)?;
+    check_bucket_options(&options)?;
     if let Some(bk) = options.bucket_key() {
         for k in &bk {
             if !schema.primary_keys.is_empty() && !schema.trimmed_primary_keys().contains(k) {
@@ -306,6 +313,24 @@ pub fn check_options(schema: &TableSchema) -> Result<()> {
         return Err(Error::invalid(
             format!("option '{}'", o::SEQUENCE_FIELD),
             "the first-row merge engine takes no sequence field (Paimon's rule)",
+        ));
+    }
+    Ok(())
+}
+
+/// The dynamic- and postpone-bucket options parse, and `bucket-key` goes with fixed buckets only: a
+/// dynamic-bucket table assigns keys by their hash index, so a bucket key would mean nothing (Paimon's rule).
+fn check_bucket_options(options: &CoreOptions) -> Result<()> {
+    options.dynamic_bucket_target_row_num()?;
+    options.dynamic_bucket_initial_buckets()?;
+    options.dynamic_bucket_max_buckets()?;
+    options.postpone_default_bucket_num()?;
+    options.postpone_target_row_num_per_bucket()?;
+    options.postpone_target_size_per_bucket()?;
+    if options.bucket()? == -1 && options.get(o::BUCKET_KEY).is_some() {
+        return Err(Error::invalid(
+            format!("option '{}'", o::BUCKET_KEY),
+            "cannot be set with bucket = -1 (dynamic buckets place keys by their hash index); remove it or set a bucket number (Paimon's rule)",
         ));
     }
     Ok(())

@@ -105,6 +105,18 @@ pub const SOURCE_SPLIT_TARGET_SIZE: &str = "source.split.target-size";
 pub const SOURCE_SPLIT_OPEN_FILE_COST: &str = "source.split.open-file-cost";
 /// `partition.default-name`: `__DEFAULT_PARTITION__`.
 pub const PARTITION_DEFAULT_NAME: &str = "partition.default-name";
+/// `dynamic-bucket.target-row-num`: 2,000,000 key hashes per bucket before a new bucket opens.
+pub const DYNAMIC_BUCKET_TARGET_ROW_NUM: &str = "dynamic-bucket.target-row-num";
+/// `dynamic-bucket.initial-buckets`: how many buckets of a partition take new keys at once (unset: 1).
+pub const DYNAMIC_BUCKET_INITIAL_BUCKETS: &str = "dynamic-bucket.initial-buckets";
+/// `dynamic-bucket.max-buckets`: -1 (unlimited) or the most buckets a partition gets.
+pub const DYNAMIC_BUCKET_MAX_BUCKETS: &str = "dynamic-bucket.max-buckets";
+/// `postpone.default-bucket-num`: buckets of a postpone-bucket partition compacted for the first time.
+pub const POSTPONE_DEFAULT_BUCKET_NUM: &str = "postpone.default-bucket-num";
+/// `postpone.target-row-num-per-bucket`: without a default bucket number, rows per bucket to aim at.
+pub const POSTPONE_TARGET_ROW_NUM_PER_BUCKET: &str = "postpone.target-row-num-per-bucket";
+/// `postpone.target-size-per-bucket`: otherwise, postponed file bytes per bucket to aim at (1 GB).
+pub const POSTPONE_TARGET_SIZE_PER_BUCKET: &str = "postpone.target-size-per-bucket";
 
 /// The merge engine of a primary-key table (`merge-engine`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -556,6 +568,58 @@ impl CoreOptions {
     /// `partition.default-name` (default `__DEFAULT_PARTITION__`).
     pub fn partition_default_name(&self) -> &str {
         self.get(PARTITION_DEFAULT_NAME).unwrap_or("__DEFAULT_PARTITION__")
+    }
+
+    fn positive<T: std::str::FromStr + PartialOrd + Default + std::fmt::Display>(
+        &self,
+        key: &str,
+    ) -> Result<Option<T>> {
+        match self.parsed::<T>(key)? {
+            Some(v) if v <= T::default() => {
+                Err(Error::invalid(format!("option '{key}'"), format!("{v} is not positive")))
+            }
+            v => Ok(v),
+        }
+    }
+
+    /// `dynamic-bucket.target-row-num` (default 2,000,000, Paimon's): key hashes a bucket takes before new
+    /// keys go to another.
+    pub fn dynamic_bucket_target_row_num(&self) -> Result<i64> {
+        Ok(self.positive::<i64>(DYNAMIC_BUCKET_TARGET_ROW_NUM)?.unwrap_or(2_000_000))
+    }
+
+    /// `dynamic-bucket.initial-buckets` (unset: `None`).
+    pub fn dynamic_bucket_initial_buckets(&self) -> Result<Option<i32>> {
+        self.positive::<i32>(DYNAMIC_BUCKET_INITIAL_BUCKETS)
+    }
+
+    /// `dynamic-bucket.max-buckets` (default -1, unlimited; else at most 32,768, Java's `Short` bucket ids).
+    pub fn dynamic_bucket_max_buckets(&self) -> Result<i32> {
+        match self.parsed::<i32>(DYNAMIC_BUCKET_MAX_BUCKETS)?.unwrap_or(-1) {
+            m if m == -1 || (1..=32_768).contains(&m) => Ok(m),
+            m => Err(Error::invalid(
+                format!("option '{DYNAMIC_BUCKET_MAX_BUCKETS}'"),
+                format!("{m} is neither -1 (unlimited) nor between 1 and 32768"),
+            )),
+        }
+    }
+
+    /// `postpone.default-bucket-num` (unset: `None`, the bucket count is estimated).
+    pub fn postpone_default_bucket_num(&self) -> Result<Option<i32>> {
+        self.positive::<i32>(POSTPONE_DEFAULT_BUCKET_NUM)
+    }
+
+    /// `postpone.target-row-num-per-bucket` (unset: `None`).
+    pub fn postpone_target_row_num_per_bucket(&self) -> Result<Option<i64>> {
+        self.positive::<i64>(POSTPONE_TARGET_ROW_NUM_PER_BUCKET)
+    }
+
+    /// `postpone.target-size-per-bucket` (default 1 GB).
+    pub fn postpone_target_size_per_bucket(&self) -> Result<u64> {
+        match self.mem_opt(POSTPONE_TARGET_SIZE_PER_BUCKET, 1 << 30)? {
+            0 => Err(Error::invalid(format!("option '{POSTPONE_TARGET_SIZE_PER_BUCKET}'"), "0 is not positive")),
+            n => Ok(n),
+        }
     }
 
     /// Parses every known option, so a bad value is reported when a table is created or opened,

@@ -118,6 +118,13 @@ impl TableSchema {
         }
         if !self.primary_keys.is_empty() {
             for p in &self.partition_keys {
+                if !self.primary_keys.contains(p) && self.core_options().bucket().ok() == Some(-1) {
+                    // Legal in Paimon: a key may then move between partitions, tracked by a global index.
+                    return Err(Error::unsupported(format!(
+                        "bucket = -1 with a primary key {:?} that does not hold partition key '{p}': that is Paimon's cross-partition update mode (KEY_DYNAMIC), which Strata does not read or write; put the partition keys into the primary key",
+                        self.primary_keys
+                    )));
+                }
                 if !self.primary_keys.contains(p) {
                     return Err(Error::invalid(
                         "schema",

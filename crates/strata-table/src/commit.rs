@@ -63,6 +63,10 @@ pub struct CommitMessage {
     /// another writer committed rows there since this writer began, and this later commit's rows would sort
     /// below them and be shadowed, so an acknowledged write would silently lose.
     pub first_new_sequence: Option<i64>,
+    /// Dynamic-bucket tables: when the message carries a new hash index file, the partition's hash index
+    /// files (bucket, name) the writer placed its new keys by. The commit conflicts if the latest snapshot
+    /// lists others: another writer assigned keys there meanwhile (`crate::dynamic_bucket::check_unchanged`).
+    pub expected_hash_index: Option<crate::dynamic_bucket::HashIndexListing>,
 }
 
 impl CommitMessage {
@@ -119,6 +123,9 @@ impl CommitMessage {
         self.changelog_files.extend(later.changelog_files);
         if self.expected_dv_index.is_none() {
             self.expected_dv_index = later.expected_dv_index;
+        }
+        if self.expected_hash_index.is_none() {
+            self.expected_hash_index = later.expected_hash_index;
         }
         self.first_new_sequence = match (self.first_new_sequence, later.first_new_sequence) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -289,6 +296,13 @@ impl FileStoreCommit {
             };
             self.check_conflicts(&live, c, &delta)?;
             self.check_dv_conflicts(latest.as_ref(), c)?;
+            if c.messages.iter().any(|m| m.expected_hash_index.is_some()) {
+                let entries = match &latest {
+                    Some(s) => self.manifests.index_entries(s)?,
+                    None => Vec::new(),
+                };
+                crate::dynamic_bucket::check_unchanged(&entries, c)?;
+            }
 
             let mut written = Vec::new();
             let attempt = match self.prepare(latest.as_ref(), c, &delta, &mut written) {
@@ -416,11 +430,12 @@ impl FileStoreCommit {
                 });
             }
         }
+        // Only real bucket counts: dynamic buckets record -1 and postponed files -2 (Paimon skips those too).
         let mut bucket_counts: std::collections::HashMap<&BinaryRow, i32> = std::collections::HashMap::new();
-        for e in live.values() {
+        for e in live.values().filter(|e| e.total_buckets > 0) {
             bucket_counts.entry(&e.partition).or_insert(e.total_buckets);
         }
-        for m in &c.messages {
+        for m in c.messages.iter().filter(|m| m.total_buckets > 0) {
             if let Some(&n) = bucket_counts.get(&m.partition) {
                 if n != m.total_buckets && !m.is_empty() {
                     return Err(Error::Conflict {

@@ -52,7 +52,10 @@ fn snapshot_summary(s: &Snapshot) -> Value {
 struct BucketReport {
     partition: Value,
     levels: BTreeMap<i32, Vec<Value>>,
+    /// The deletion-vector index file.
     index: Option<Value>,
+    /// The dynamic-bucket hash index file.
+    hash_index: Option<Value>,
 }
 
 /// The report for `snapshot_id` (latest when `None`).
@@ -79,6 +82,7 @@ pub fn inspect(table: &Table, snapshot_id: Option<i64>) -> Result<Value> {
                 partition: row_to_json(partition, partition_fields)?,
                 levels: BTreeMap::new(),
                 index: None,
+                hash_index: None,
             }),
         })
     }
@@ -105,6 +109,15 @@ pub fn inspect(table: &Table, snapshot_id: Option<i64>) -> Result<Value> {
                 }));
         }
         for ie in table.index_files(s)? {
+            let report = bucket_of(&mut buckets, &partition_fields, &ie.partition, ie.bucket)?;
+            if ie.index_file.index_type == strata_spec::index_file_meta::HASH_INDEX {
+                report.hash_index = Some(json!({
+                    "fileName": ie.index_file.file_name,
+                    "fileSize": ie.index_file.file_size,
+                    "keyHashes": ie.index_file.row_count,
+                }));
+                continue;
+            }
             let ranges: Vec<Value> = ie
                 .index_file
                 .dv_ranges
@@ -112,7 +125,7 @@ pub fn inspect(table: &Table, snapshot_id: Option<i64>) -> Result<Value> {
                 .flatten()
                 .map(|m| json!({"dataFile": m.data_file_name, "offset": m.offset, "length": m.length, "cardinality": m.cardinality}))
                 .collect();
-            bucket_of(&mut buckets, &partition_fields, &ie.partition, ie.bucket)?.index = Some(json!({
+            report.index = Some(json!({
                 "indexType": ie.index_file.index_type,
                 "fileName": ie.index_file.file_name,
                 "fileSize": ie.index_file.file_size,
@@ -123,7 +136,7 @@ pub fn inspect(table: &Table, snapshot_id: Option<i64>) -> Result<Value> {
     }
     let buckets: Vec<Value> = buckets
         .into_iter()
-        .map(|((_, bucket), BucketReport { partition, levels, index })| {
+        .map(|((_, bucket), BucketReport { partition, levels, index, hash_index })| {
             let levels: Vec<Value> = levels
                 .into_iter()
                 .map(|(level, files)| {
@@ -132,7 +145,7 @@ pub fn inspect(table: &Table, snapshot_id: Option<i64>) -> Result<Value> {
                     json!({"level": level, "fileCount": files.len(), "rowCount": rows, "fileSize": bytes, "files": files})
                 })
                 .collect();
-            json!({"partition": partition, "bucket": bucket, "levels": levels, "indexFile": index})
+            json!({"partition": partition, "bucket": bucket, "levels": levels, "indexFile": index, "hashIndexFile": hash_index})
         })
         .collect();
     Ok(json!({

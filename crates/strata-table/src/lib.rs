@@ -2,18 +2,22 @@
 //! commit.
 
 pub mod alter;
+pub mod bucket_mode;
 pub mod catalog;
 pub mod commit;
+pub mod dynamic_bucket;
 pub mod inspect;
 pub mod maintenance;
 pub mod manifest_io;
 pub mod paths;
+pub(crate) mod postpone;
 pub mod query;
 pub mod read;
 pub mod scan;
 pub mod schema_manager;
 pub mod snapshot_manager;
 pub mod table;
+pub mod table_writer;
 pub mod workload;
 pub mod write;
 

@@ -322,8 +322,11 @@ impl Area {
             Area::Manifest => counted("manifest-list-") || counted("index-manifest-") || counted("manifest-"),
             Area::Index => counted("index-"),
             Area::Bucket => data_prefixes.iter().any(|p| {
-                // `<prefix><uuid>-<n>.<ext>` (the extension may carry a compression part).
-                name.strip_prefix(p).and_then(|rest| rest.split_once('.')).is_some_and(|(id, _)| is_uuid_counter(id))
+                // `<prefix><uuid>-<n>.<ext>` (the extension may carry a compression part), or a postponed file's
+                // `<prefix>-u-<commit user>-s-<writer id>-w-<uuid>-<n>.<ext>`.
+                name.strip_prefix(p)
+                    .and_then(|rest| rest.split_once('.'))
+                    .is_some_and(|(id, _)| is_uuid_counter(id) || is_postponed_writer_id(id))
             }),
         }
     }
@@ -336,6 +339,14 @@ fn is_hint(name: &str) -> bool {
 /// `<uuid>-<n>`, as Paimon's path factories name files.
 fn is_uuid_counter(s: &str) -> bool {
     s.rsplit_once('-').is_some_and(|(uuid, n)| uuid::Uuid::parse_str(uuid).is_ok() && n.parse::<u64>().is_ok())
+}
+
+/// `-u-<commit user>-s-<writer id>-w-<uuid>-<n>`: Paimon's `PostponeBucketFileStoreWrite` names postponed
+/// files with the data-file prefix followed by this.
+fn is_postponed_writer_id(s: &str) -> bool {
+    let Some((writer, file)) = s.strip_prefix("-u-").and_then(|rest| rest.rsplit_once("-w-")) else { return false };
+    let writer_id = writer.rsplit_once("-s-").map(|(_, id)| id);
+    writer_id.is_some_and(|id| id.parse::<u32>().is_ok()) && is_uuid_counter(file)
 }
 
 /// The file a temporary file `<name>.<uuid>.tmp` was going to become.
@@ -390,7 +401,8 @@ fn collect_bucket_files(
             Some(key) if s.name().starts_with(key.as_str()) => {
                 collect_bucket_files(table, &s.path, &keys[1..], prefixes, out)?
             }
-            None if s.name().strip_prefix("bucket-").is_some_and(|b| b.parse::<i32>().is_ok()) => {
+            // `bucket-<n>`, and `bucket-postpone` for postponed files.
+            None if s.name().strip_prefix("bucket-").is_some_and(|b| b == "postpone" || b.parse::<i32>().is_ok()) => {
                 let files = table.io().list(&s.path)?;
                 out.extend(
                     files
@@ -483,4 +495,23 @@ pub fn remove_orphan_files(table: &Table, older_than: Duration, dry_run: bool) -
 /// Parses `--older-than` values like "1 d", "12h", "0 s".
 pub fn parse_older_than(s: &str) -> Result<Duration> {
     strata_spec::options::parse_duration(s).map_err(|e| Error::invalid("--older-than", e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paimon_names_in_each_area() {
+        let uuid = "0b5d9d36-8cf3-4b1a-9d6c-3b43f7c1f2aa";
+        // Hash index files are named like deletion-vector files (Paimon's `IndexPathFactory`).
+        assert!(Area::Index.owns(&format!("index-{uuid}-3"), &[]));
+        assert!(!Area::Index.owns("index-notes.txt", &[]));
+        let p = ["data-"];
+        assert!(Area::Bucket.owns(&format!("data-{uuid}-0.parquet"), &p));
+        assert!(Area::Bucket.owns(&format!("data--u-{uuid}-s-1520731944-w-{uuid}-0.parquet"), &p));
+        assert!(Area::Bucket.owns(&format!("data--u-a-user-s-7-w-{uuid}-12.orc"), &p));
+        assert!(!Area::Bucket.owns(&format!("data--u-someone-s-x-w-{uuid}-0.parquet"), &p));
+        assert!(!Area::Bucket.owns("data-my-notes.parquet", &p));
+    }
 }

@@ -97,9 +97,10 @@ impl PathFactory {
         self.next("index-", &self.index_counter)
     }
 
-    /// `<table>/<partition path>/bucket-<b>`
+    /// `<table>/<partition path>/bucket-<b>`; postponed files (bucket -2) are in `bucket-postpone`, as
+    /// Paimon's `FileStorePathFactory.relativeBucketPath` names it.
     pub fn bucket_dir(&self, partition_path: &str, bucket: i32) -> String {
-        let b = format!("bucket-{bucket}");
+        let b = if bucket == -2 { "bucket-postpone".to_string() } else { format!("bucket-{bucket}") };
         if partition_path.is_empty() {
             join(&self.table, &b)
         } else {
@@ -168,5 +169,6 @@ mod tests {
         assert!(p.new_manifest_list_name().starts_with("manifest-list-"));
         assert_eq!(p.bucket_dir("", 3), "/t/bucket-3");
         assert_eq!(p.bucket_dir("p=a", 0), "/t/p=a/bucket-0");
+        assert_eq!(p.bucket_dir("p=a", -2), "/t/p=a/bucket-postpone");
     }
 }

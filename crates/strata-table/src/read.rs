@@ -231,8 +231,11 @@ impl ReadBuilder {
         let options = self.table.schema().core_options();
         let deletion_files: HashMap<(BinaryRow, i32, String), DeletionFile> = self.table.deletion_files(snapshot)?;
         let mut buckets: BTreeMap<(Vec<u8>, i32), Vec<ManifestEntry>> = BTreeMap::new();
+        // Postponed files (bucket -2) stay unread until a compaction moves them into real buckets (Paimon's
+        // batch scans of postpone-bucket tables read only real buckets).
+        let postpone = options.bucket()? == -2;
         for e in self.table.live_files(snapshot)? {
-            if raw_mode && e.file.level == 0 {
+            if raw_mode && e.file.level == 0 || postpone && e.bucket < 0 {
                 continue;
             }
             buckets.entry((e.partition.serialize(), e.bucket)).or_default().push(e);

@@ -81,6 +81,8 @@ impl Table {
         option_rules::check_keys(schema.options.keys(), policy)?;
         schema.validate()?;
         option_rules::check_options(&schema)?;
+        // A table every write would refuse is not created (an append table, a cross-partition one, ...).
+        crate::bucket_mode::check_writable(&schema, crate::bucket_mode::WritePurpose::Rows)?;
         let schemas = SchemaManager::new(io.clone(), path);
         if !schemas.list_ids()?.is_empty() {
             return Err(Error::AlreadyExists { path: path.to_string() });

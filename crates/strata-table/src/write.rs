@@ -1,31 +1,62 @@
-//! Writing to a table: rows routed to (partition, bucket) writers with Paimon's bucket function, each a
-//! merge-tree writer; `prepare_commit` turns their increments into commit messages, buckets in parallel.
+//! Writing to a table: rows routed to (partition, bucket) writers, each a merge-tree writer, by the table's
+//! bucket mode (`crate::bucket_mode`): Paimon's bucket function for fixed buckets, the partition's hash index
+//! for dynamic buckets (`crate::dynamic_bucket`); `prepare_commit` turns the writers' increments into commit
+//! messages, buckets in parallel. A compaction of a postpone-bucket table also replays its postponed rows
+//! into real buckets (`crate::postpone`).
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use strata_format::arrow_types::{datum_at, normalize};
 use strata_format::RowKind;
 use strata_lsm::MergeTreeWriter;
-use strata_spec::bucket::bucket_of;
-use strata_spec::{BinaryRow, DataType, Error, ManifestEntry, Result, Snapshot};
+use strata_spec::bucket::{bucket_of, key_hash};
+use strata_spec::index_file_meta::HASH_INDEX;
+use strata_spec::{BinaryRow, DataType, Datum, Error, IndexManifestEntry, ManifestEntry, Result, Snapshot};
 
+use crate::bucket_mode::{check_writable, BucketMode, WritePurpose, POSTPONE_BUCKET};
 use crate::commit::CommitMessage;
+use crate::dynamic_bucket::DynamicBuckets;
 use crate::paths::partition_path;
 use crate::table::Table;
+
+pub use crate::table_writer::TableWriter;
 
 /// The base snapshot's live files by (serialized partition, bucket).
 type LiveByBucket = BTreeMap<(Vec<u8>, i32), Vec<ManifestEntry>>;
 
+/// One open (partition, bucket).
+struct BucketWriter {
+    partition: BinaryRow,
+    writer: MergeTreeWriter,
+    /// What its commit messages record as `_TOTAL_BUCKETS` (-1 for dynamic buckets).
+    total_buckets: i32,
+}
+
+/// How rows find their bucket.
+#[derive(Debug)]
+enum Routing {
+    /// The bucket-key hash modulo this many buckets.
+    Fixed(i32),
+    /// The partition's hash index.
+    Dynamic(DynamicBuckets),
+    /// A postpone-bucket table being compacted: the bucket-key hash modulo the partition's real bucket count
+    /// (serialized partition -> count; `crate::postpone::bucket_counts`).
+    Postpone(HashMap<Vec<u8>, i32>),
+}
+
 /// Writes rows into a table, for one commit at a time.
 pub struct TableWrite {
     table: Table,
+    purpose: WritePurpose,
     base: Option<Snapshot>,
     live: Option<LiveByBucket>,
-    writers: BTreeMap<(Vec<u8>, i32), (BinaryRow, MergeTreeWriter)>,
+    /// The base snapshot's index manifest, read when a dynamic-bucket partition is first loaded.
+    base_index: Option<Vec<IndexManifestEntry>>,
+    writers: BTreeMap<(Vec<u8>, i32), BucketWriter>,
     /// Messages of buckets that prepared while another bucket failed: committed with the next prepare.
     carried: Vec<CommitMessage>,
-    num_buckets: i32,
+    routing: Routing,
     partition_idx: Vec<usize>,
     partition_types: Vec<DataType>,
     bucket_idx: Vec<usize>,
@@ -37,30 +68,28 @@ pub struct TableWrite {
 }
 
 impl TableWrite {
-    /// A writer on the table's latest snapshot.
+    /// A writer on the table's latest snapshot; refuses tables Strata cannot write
+    /// ([`check_writable`]).
     pub fn new(table: &Table) -> Result<Self> {
+        Self::with_purpose(table, WritePurpose::Rows)
+    }
+
+    /// A writer that only compacts (`open_all_buckets`, then a prepare): it also takes postpone-bucket tables,
+    /// whose postponed rows the compaction moves into real buckets. Writing rows through it is refused.
+    pub fn for_compaction(table: &Table) -> Result<Self> {
+        Self::with_purpose(table, WritePurpose::Compaction)
+    }
+
+    fn with_purpose(table: &Table, purpose: WritePurpose) -> Result<Self> {
         let schema = table.schema();
+        check_writable(schema, purpose)?;
         let options = schema.core_options();
-        let num_buckets = options.bucket()?;
-        if num_buckets <= 0 {
-            return Err(Error::unsupported(format!(
-                "writing bucket mode {num_buckets} (dynamic or postpone buckets); Strata writes fixed-bucket tables (bucket > 0)"
-            )));
-        }
-        if schema.primary_keys.is_empty() {
-            return Err(Error::unsupported("writing tables without a primary key"));
-        }
-        let producer = options.changelog_producer()?;
-        use strata_spec::options::ChangelogProducer;
-        if producer == ChangelogProducer::FullCompaction {
-            // Writing without the changelog files such a table promises would silently starve its streaming
-            // readers of these changes; refuse instead.
-            return Err(Error::unsupported(format!(
-                "writing a table with changelog-producer = {} (merge-engine {}): Strata produces changelog files for input and lookup, not full-compaction, so streaming readers would miss these changes (batch reads are unaffected)",
-                options.get(strata_spec::options::CHANGELOG_PRODUCER).unwrap_or_default().trim(),
-                options.get(strata_spec::options::MERGE_ENGINE).unwrap_or("deduplicate").trim()
-            )));
-        }
+        let routing = match BucketMode::of(schema)? {
+            BucketMode::Fixed(n) => Routing::Fixed(n),
+            BucketMode::Dynamic => Routing::Dynamic(DynamicBuckets::new(&options)?),
+            BucketMode::Postpone => Routing::Postpone(HashMap::new()),
+            BucketMode::CrossPartition => return Err(Error::unsupported("cross-partition update tables")),
+        };
         let idx = |names: &[String]| -> Result<Vec<usize>> {
             names
                 .iter()
@@ -74,7 +103,10 @@ impl TableWrite {
                 .collect()
         };
         let partition_idx = idx(&schema.partition_keys)?;
-        let bucket_idx = idx(&schema.bucket_keys())?;
+        // Dynamic buckets index the trimmed primary key's hash (Paimon's `trimmedPrimaryKey().hashCode()`).
+        let bucket_keys =
+            if matches!(routing, Routing::Dynamic(_)) { schema.trimmed_primary_keys() } else { schema.bucket_keys() };
+        let bucket_idx = idx(&bucket_keys)?;
         let rowkind_idx = match options.rowkind_field() {
             None => None,
             Some(f) => Some(idx(std::slice::from_ref(&f))?[0]),
@@ -86,9 +118,11 @@ impl TableWrite {
             value_schema,
             base: table.snapshot(None)?,
             table: table.clone(),
+            purpose,
             live: None,
+            base_index: None,
             writers: BTreeMap::new(),
-            num_buckets,
+            routing,
             partition_types: partition_idx.iter().map(|&i| value_types[i]).collect(),
             bucket_types: bucket_idx.iter().map(|&i| value_types[i]).collect(),
             partition_idx,
@@ -126,11 +160,7 @@ impl TableWrite {
         if !self.writers.contains_key(&key) {
             // A bucket writer starts from the latest snapshot, not from when this TableWrite was made: commits
             // (its own included) may have landed since, and expiration may have removed older snapshots.
-            let latest = self.table.snapshot(None)?;
-            if latest.as_ref().map(|s| s.id) != self.base.as_ref().map(|s| s.id) {
-                self.base = latest;
-                self.live = None;
-            }
+            self.refresh_base()?;
             let files: Vec<_> =
                 self.live()?.get(&key).map(|v| v.iter().map(|e| e.file.clone()).collect()).unwrap_or_default();
             let bucket_dir = self.bucket_dir(partition, bucket)?;
@@ -150,9 +180,67 @@ impl TableWrite {
                 files,
                 dv,
             )?;
-            self.writers.insert(key.clone(), (partition.clone(), w));
+            let total_buckets = self.total_buckets(&key.0)?;
+            self.writers.insert(key.clone(), BucketWriter { partition: partition.clone(), writer: w, total_buckets });
         }
-        self.writers.get_mut(&key).map(|(_, w)| w).ok_or_else(|| Error::invalid("write", "writer vanished"))
+        self.writers.get_mut(&key).map(|b| &mut b.writer).ok_or_else(|| Error::invalid("write", "writer vanished"))
+    }
+
+    /// Moves the base to the latest snapshot.
+    fn refresh_base(&mut self) -> Result<()> {
+        let latest = self.table.snapshot(None)?;
+        if latest.as_ref().map(|s| s.id) != self.base.as_ref().map(|s| s.id) {
+            self.base = latest;
+            self.live = None;
+            self.base_index = None;
+        }
+        Ok(())
+    }
+
+    /// What the messages of a bucket of `partition` (serialized) record as the table's bucket count.
+    fn total_buckets(&self, partition: &[u8]) -> Result<i32> {
+        match &self.routing {
+            Routing::Fixed(n) => Ok(*n),
+            Routing::Dynamic(_) => Ok(-1),
+            Routing::Postpone(counts) => counts
+                .get(partition)
+                .copied()
+                .ok_or_else(|| Error::invalid("write", "a postpone-bucket partition without a bucket count")),
+        }
+    }
+
+    /// The bucket of the row with partition `partition` and bucket-key values `key`.
+    fn route(&mut self, partition: &BinaryRow, partition_key: &[u8], key: &[Option<Datum>]) -> Result<i32> {
+        match &self.routing {
+            Routing::Fixed(n) => return bucket_of(key, &self.bucket_types, *n),
+            Routing::Postpone(_) => return bucket_of(key, &self.bucket_types, self.total_buckets(partition_key)?),
+            Routing::Dynamic(d) if d.is_loaded(partition_key) => {}
+            Routing::Dynamic(_) => self.load_dynamic_partition(partition)?,
+        }
+        let hash = key_hash(key, &self.bucket_types)?;
+        match &mut self.routing {
+            Routing::Dynamic(d) => d.assign(partition_key, partition.hash_code(), hash),
+            _ => Err(Error::invalid("write", "routing changed")),
+        }
+    }
+
+    /// Loads a dynamic-bucket partition's hash indexes as of the latest snapshot (which becomes the base).
+    fn load_dynamic_partition(&mut self, partition: &BinaryRow) -> Result<()> {
+        self.refresh_base()?;
+        let key = partition.serialize();
+        let data_buckets: BTreeSet<i32> =
+            self.live()?.keys().filter(|(p, b)| *p == key && *b >= 0).map(|(_, b)| *b).collect();
+        if self.base_index.is_none() {
+            self.base_index = Some(match &self.base {
+                Some(s) => self.table.index_files(s)?,
+                None => Vec::new(),
+            });
+        }
+        let entries = self.base_index.as_deref().unwrap_or_default();
+        match &mut self.routing {
+            Routing::Dynamic(d) => d.load(&self.table, partition, entries, &data_buckets),
+            _ => Ok(()),
+        }
     }
 
     /// The directory of a bucket's data files.
@@ -215,12 +303,23 @@ impl TableWrite {
 
     /// Writes rows with explicit row kinds (`RowKind` bytes).
     pub fn write_with_kinds(&mut self, batch: &RecordBatch, kinds: &[i8]) -> Result<()> {
+        if self.purpose == WritePurpose::Compaction {
+            return Err(Error::invalid(
+                "write",
+                "this writer was opened for compaction only (TableWrite::for_compaction)",
+            ));
+        }
+        self.write_rows(batch, kinds)
+    }
+
+    /// Routes rows to their buckets' writers.
+    fn write_rows(&mut self, batch: &RecordBatch, kinds: &[i8]) -> Result<()> {
         if kinds.len() != batch.num_rows() {
             return Err(Error::invalid("rows", format!("{} kinds for {} rows", kinds.len(), batch.num_rows())));
         }
         let batch = self.conform(batch)?;
         let mut groups: BTreeMap<(Vec<u8>, i32), (BinaryRow, Vec<u32>)> = BTreeMap::new();
-        if self.partition_idx.is_empty() && self.num_buckets == 1 {
+        if self.partition_idx.is_empty() && matches!(self.routing, Routing::Fixed(1)) {
             // One partition, one bucket: every row goes to the same writer, as it is.
             return self.writer(&BinaryRow::from_datums(&[], &[])?, 0)?.write(&batch, kinds);
         }
@@ -231,10 +330,11 @@ impl TableWrite {
                 .map(|&i| datum_at(batch.column(i).as_ref(), r))
                 .collect::<Result<Vec<_>>>()?;
             let partition = BinaryRow::from_datums(&part, &self.partition_types)?;
+            let partition_key = partition.serialize();
             let key =
                 self.bucket_idx.iter().map(|&i| datum_at(batch.column(i).as_ref(), r)).collect::<Result<Vec<_>>>()?;
-            let bucket = bucket_of(&key, &self.bucket_types, self.num_buckets)?;
-            groups.entry((partition.serialize(), bucket)).or_insert_with(|| (partition, Vec::new())).1.push(r as u32);
+            let bucket = self.route(&partition, &partition_key, &key)?;
+            groups.entry((partition_key, bucket)).or_insert_with(|| (partition, Vec::new())).1.push(r as u32);
         }
         for ((_, bucket), (partition, rows)) in groups {
             if rows.len() == batch.num_rows() {
@@ -252,11 +352,58 @@ impl TableWrite {
     }
 
     /// Opens a writer for every bucket that has files, so a compaction reaches all of them.
+    ///
+    /// In a postpone-bucket table the postponed files' rows are replayed, in commit order, into the real
+    /// buckets of their partition and the postponed files are removed by the same commit (Paimon's postpone
+    /// compaction, `crate::postpone`): batch reads see those rows from then on.
     pub fn open_all_buckets(&mut self) -> Result<()> {
-        let keys: Vec<(BinaryRow, i32)> =
-            self.live()?.values().filter_map(|v| v.first()).map(|e| (e.partition.clone(), e.bucket)).collect();
+        let postpone = matches!(self.routing, Routing::Postpone(_));
+        if postpone {
+            // One snapshot for the bucket counts, the writers and the postponed files.
+            self.refresh_base()?;
+            let live: Vec<ManifestEntry> = self.live()?.values().flatten().cloned().collect();
+            self.routing =
+                Routing::Postpone(crate::postpone::bucket_counts(&live, &self.table.schema().core_options())?);
+        }
+        let keys: Vec<(BinaryRow, i32)> = self
+            .live()?
+            .values()
+            .filter_map(|v| v.first())
+            .filter(|e| e.bucket >= 0)
+            .map(|e| (e.partition.clone(), e.bucket))
+            .collect();
         for (p, b) in keys {
             self.writer(&p, b)?;
+        }
+        if postpone {
+            self.move_postponed_rows()?;
+        }
+        Ok(())
+    }
+
+    /// Replays the base snapshot's postponed files into real buckets and carries their removal.
+    fn move_postponed_rows(&mut self) -> Result<()> {
+        let Some(snapshot) = self.base.clone() else { return Ok(()) };
+        let live: Vec<ManifestEntry> = self.live()?.values().flatten().cloned().collect();
+        let files = crate::postpone::postponed_in_replay_order(&self.table, &snapshot, &live)?;
+        let _span = tracing::info_span!("move_postponed_rows", files = files.len()).entered();
+        let table = self.table.clone();
+        let mut removed: BTreeMap<Vec<u8>, CommitMessage> = BTreeMap::new();
+        for e in files {
+            crate::postpone::read_postponed(&table, &e, &mut |values, kinds| self.write_rows(&values, &kinds))?;
+            removed
+                .entry(e.partition.serialize())
+                .or_insert_with(|| CommitMessage {
+                    partition: e.partition.clone(),
+                    bucket: POSTPONE_BUCKET,
+                    total_buckets: e.total_buckets,
+                    ..Default::default()
+                })
+                .compact_before
+                .push(e.file);
+        }
+        for m in removed.into_values() {
+            self.carry(m);
         }
         Ok(())
     }
@@ -281,13 +428,80 @@ impl TableWrite {
 
     fn prepare(&mut self, full: bool, delete_ratio: Option<f64>, wait: bool) -> Result<Vec<CommitMessage>> {
         let _span = tracing::info_span!("prepare_commit", buckets = self.writers.len()).entered();
+        self.observe_landed_hash_indexes()?;
+        let results = self.prepare_buckets(full, delete_ratio, wait);
+        // What buckets handed over is theirs no longer: keep it for the commit, even when another bucket
+        // failed (then it waits for the next prepare, which retries the failed bucket).
+        let mut first_error = None;
+        for (messages, failed) in results {
+            for m in messages {
+                self.carry(m);
+            }
+            if let Some(e) = failed {
+                first_error.get_or_insert(e);
+            }
+        }
+        if let Err(e) = self.attach_hash_indexes() {
+            first_error.get_or_insert(e);
+        }
+        if let Routing::Dynamic(d) = &mut self.routing {
+            d.forget_idle_partitions();
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(std::mem::take(&mut self.carried)),
+        }
+    }
+
+    /// Dynamic buckets: learns which hash index files handed over earlier have landed, so that the next new
+    /// keys are checked against the snapshot they landed in.
+    fn observe_landed_hash_indexes(&mut self) -> Result<()> {
+        let Routing::Dynamic(d) = &mut self.routing else { return Ok(()) };
+        if d.awaits_commits() {
+            if let Some(s) = self.table.snapshot(None)? {
+                d.observe(&self.table.index_files(&s)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// Dynamic buckets: every carried message of a bucket that gained key hashes gets the bucket's new hash
+    /// index file, so that no commit adds a bucket's keys without its index listing them. A message that
+    /// already had one (from a prepare that failed elsewhere) has it replaced; that file was never committed.
+    fn attach_hash_indexes(&mut self) -> Result<()> {
+        let Routing::Dynamic(d) = &mut self.routing else { return Ok(()) };
         let paths = self.table.path_factory().clone();
-        let num_buckets = self.num_buckets;
-        let mut writers: Vec<&mut (BinaryRow, MergeTreeWriter)> = self.writers.values_mut().collect();
+        for m in self.carried.iter_mut() {
+            let Some((file, based_on)) =
+                d.write_if_modified(&self.table, &m.partition, m.bucket, || paths.new_index_file_name())?
+            else {
+                continue;
+            };
+            for old in m.new_index_files.iter().filter(|f| f.index_type == HASH_INDEX) {
+                if let Err(e) = self.table.io().delete(&paths.index_path(&old.file_name)) {
+                    tracing::warn!(file = old.file_name, error = %e, "cannot remove a replaced hash index file");
+                }
+            }
+            m.new_index_files.retain(|f| f.index_type != HASH_INDEX);
+            m.new_index_files.push(file);
+            m.expected_hash_index.get_or_insert(based_on);
+        }
+        Ok(())
+    }
+
+    /// Every open bucket's increment as a message (buckets in parallel), with each chunk's first error.
+    fn prepare_buckets(
+        &mut self,
+        full: bool,
+        delete_ratio: Option<f64>,
+        wait: bool,
+    ) -> Vec<(Vec<CommitMessage>, Option<Error>)> {
+        let paths = self.table.path_factory().clone();
+        let mut writers: Vec<&mut BucketWriter> = self.writers.values_mut().collect();
         let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).max(1);
         let chunk = writers.len().div_ceil(threads).max(1);
         // Each bucket's outcome on its own: one bucket failing must not lose what the others handed over.
-        let results: Vec<(Vec<CommitMessage>, Option<Error>)> = std::thread::scope(|s| {
+        std::thread::scope(|s| {
             let handles: Vec<_> = writers
                 .chunks_mut(chunk)
                 .map(|group| {
@@ -296,7 +510,7 @@ impl TableWrite {
                         let mut out = Vec::new();
                         let mut failed = None;
                         for entry in group.iter_mut() {
-                            let (partition, w) = &mut **entry;
+                            let BucketWriter { partition, writer: w, total_buckets } = &mut **entry;
                             let inc = if full || delete_ratio.is_some() {
                                 w.prepare_commit_after(full, delete_ratio, || paths.new_index_file_name())
                             } else if wait {
@@ -315,7 +529,7 @@ impl TableWrite {
                                 out.push(CommitMessage {
                                     partition: partition.clone(),
                                     bucket: w.bucket(),
-                                    total_buckets: num_buckets,
+                                    total_buckets: *total_buckets,
                                     new_files: inc.new_files,
                                     compact_before: inc.compact_before,
                                     compact_after: inc.compact_after,
@@ -324,6 +538,7 @@ impl TableWrite {
                                     expected_dv_index: inc.dv_index_base,
                                     changelog_files: inc.changelog_files,
                                     first_new_sequence: inc.first_new_sequence,
+                                    expected_hash_index: None,
                                 });
                             }
                         }
@@ -337,22 +552,7 @@ impl TableWrite {
                     h.join().unwrap_or_else(|_| (Vec::new(), Some(Error::invalid("write", "a bucket writer panicked"))))
                 })
                 .collect()
-        });
-        // What buckets handed over is theirs no longer: keep it for the commit, even when another bucket
-        // failed (then it waits for the next prepare, which retries the failed bucket).
-        let mut first_error = None;
-        for (messages, failed) in results {
-            for m in messages {
-                self.carry(m);
-            }
-            if let Some(e) = failed {
-                first_error.get_or_insert(e);
-            }
-        }
-        match first_error {
-            Some(e) => Err(e),
-            None => Ok(std::mem::take(&mut self.carried)),
-        }
+        })
     }
 }
 
@@ -369,9 +569,7 @@ impl TableWrite {
             Ok(names) => names,
             Err(e) => {
                 tracing::warn!(error = %e, "cannot read the latest snapshot; keeping the files of a discarded commit");
-                self.writers.clear();
-                self.live = None;
-                self.base = None;
+                self.reset();
                 return;
             }
         };
@@ -401,9 +599,19 @@ impl TableWrite {
                 }
             }
         }
+        self.reset();
+    }
+
+    /// Drops every bucket writer and what the dynamic-bucket assignment learnt: the next write starts from the
+    /// latest snapshot.
+    fn reset(&mut self) {
         self.writers.clear();
         self.live = None;
         self.base = None;
+        self.base_index = None;
+        if let Routing::Dynamic(d) = &mut self.routing {
+            d.clear();
+        }
     }
 
     /// Names of the data, changelog and index files the latest snapshot references.
@@ -450,236 +658,6 @@ impl std::fmt::Debug for TableWrite {
         f.debug_struct("TableWrite")
             .field("table", &self.table.path())
             .field("open_buckets", &self.writers.len())
-            .finish()
-    }
-}
-
-/// A key-value writer for programs embedding Strata: single rows (`put`, `delete`) and Arrow batches, then
-/// `commit` (one snapshot per commit, identifiers increasing per writer so a restarted writer can tell
-/// what landed).
-pub struct TableWriter {
-    write: TableWrite,
-    commit_user: String,
-    next_identifier: i64,
-    rows: Vec<Vec<Option<strata_spec::Datum>>>,
-    kinds: Vec<i8>,
-    /// A commit that failed: its files are written and the bucket writers count them as committed, so it
-    /// is committed again (under its identifier, so never twice) before anything else.
-    pending: Option<crate::commit::Committable>,
-}
-
-impl TableWriter {
-    /// A writer committing as `commit_user`; its identifiers continue after the user's last commit.
-    pub fn new(table: &Table, commit_user: &str) -> Result<Self> {
-        let committer = table.new_commit(commit_user)?;
-        let next_identifier = committer.latest_identifier_of_user()?.map_or(1, |l| l.saturating_add(1));
-        Ok(TableWriter {
-            write: TableWrite::new(table)?,
-            commit_user: commit_user.to_string(),
-            next_identifier,
-            rows: Vec::new(),
-            pending: None,
-            kinds: Vec::new(),
-        })
-    }
-
-    fn push(&mut self, row: Vec<Option<strata_spec::Datum>>, kind: RowKind) -> Result<()> {
-        let n = self.write.table().schema().fields.len();
-        if row.len() != n {
-            return Err(Error::invalid("row", format!("{} values for {n} columns", row.len())));
-        }
-        self.rows.push(row);
-        self.kinds.push(kind.to_byte());
-        if self.rows.len() >= 4096 {
-            self.flush_rows()?;
-        }
-        Ok(())
-    }
-
-    /// Inserts or replaces a row (a value for every column, in schema order).
-    pub fn put(&mut self, row: Vec<Option<strata_spec::Datum>>) -> Result<()> {
-        self.push(row, RowKind::Insert)
-    }
-
-    /// Deletes the row whose primary key is `key` (values of the primary-key columns, in key order).
-    pub fn delete(&mut self, key: Vec<Option<strata_spec::Datum>>) -> Result<()> {
-        let schema = self.write.table().schema();
-        if key.len() != schema.primary_keys.len() {
-            return Err(Error::invalid(
-                "key",
-                format!("{} values for primary key {:?}", key.len(), schema.primary_keys),
-            ));
-        }
-        let mut row = vec![None; schema.fields.len()];
-        for (k, v) in schema.primary_keys.iter().zip(key) {
-            let i = schema.fields.iter().position(|f| &f.name == k).ok_or_else(|| Error::invalid("key", k.clone()))?;
-            row[i] = v;
-        }
-        // Non-null columns other than the key get a placeholder: a delete carries only its key.
-        for (i, f) in schema.fields.iter().enumerate() {
-            if row[i].is_none() && !f.data_type.nullable {
-                row[i] = Some(placeholder(&f.data_type));
-            }
-        }
-        self.push(row, RowKind::Delete)
-    }
-
-    fn flush_rows(&mut self) -> Result<()> {
-        if self.rows.is_empty() {
-            return Ok(());
-        }
-        let schema = self.write.table().schema().clone();
-        let mut cols = Vec::with_capacity(schema.fields.len());
-        for (i, f) in schema.fields.iter().enumerate() {
-            let values: Vec<Option<strata_spec::Datum>> = self.rows.iter().map(|r| r[i].clone()).collect();
-            cols.push(strata_format::arrow_types::array_of(&f.data_type, &values)?);
-        }
-        let batch = RecordBatch::try_new(self.write.value_schema().clone(), cols)
-            .map_err(|e| Error::invalid("rows", e.to_string()))?;
-        let kinds = std::mem::take(&mut self.kinds);
-        self.rows.clear();
-        self.write.write_with_kinds(&batch, &kinds)
-    }
-
-    /// Writes a batch of rows (row kinds from `rowkind.field`, else inserts).
-    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
-        self.flush_rows()?;
-        self.write.write_batch(batch)
-    }
-
-    /// Writes a batch with explicit row kinds.
-    pub fn write_with_kinds(&mut self, batch: &RecordBatch, kinds: &[i8]) -> Result<()> {
-        self.flush_rows()?;
-        self.write.write_with_kinds(batch, kinds)
-    }
-
-    /// Flushes, compacts and commits everything written since the last commit; the new snapshot's id
-    /// (`None` when there was nothing to commit). When a commit fails (an I/O error, say), calling `commit`
-    /// again first retries it: the failed commit's rows are not lost, and never land twice.
-    ///
-    /// A [`Conflict`](strata_spec::ErrorKind::Conflict) is different: another commit changed a bucket this
-    /// one touches in a way no retry of the same files can fix (it added rows that would otherwise shadow
-    /// these, or compacted files this commit replaces). Nothing was committed, the commit's files are
-    /// removed and the writer starts again from the latest snapshot: write everything written since the
-    /// last successful commit again (rows still buffered are dropped too) and commit.
-    pub fn commit(&mut self) -> Result<Option<i64>> {
-        let retried = self.commit_pending()?;
-        self.flush_rows()?;
-        let messages = self.write.prepare_commit()?;
-        let c = crate::commit::Committable { identifier: self.next_identifier, messages, kind: None, properties: None };
-        Ok(self.commit_or_keep(c)?.or(retried))
-    }
-
-    /// Commits `c`; on failure keeps it for the next call to retry.
-    fn commit_or_keep(&mut self, c: crate::commit::Committable) -> Result<Option<i64>> {
-        match self.write.table().new_commit(&self.commit_user).and_then(|committer| committer.commit(&c)) {
-            Ok(outcome) => {
-                if outcome.snapshot_id().is_some() {
-                    self.next_identifier += 1;
-                }
-                Ok(outcome.snapshot_id())
-            }
-            // A conflict never lands (the commit checks before it creates the snapshot, and looks for its own
-            // identifier before giving up): its files are garbage, and the bucket writers' state is stale.
-            Err(e) if e.kind() == strata_spec::ErrorKind::Conflict => {
-                self.write.discard(&c.messages);
-                // Everything since the last successful commit goes, rows still buffered included, so that
-                // writing it all again neither loses nor doubles a row.
-                self.rows.clear();
-                self.kinds.clear();
-                Err(e)
-            }
-            Err(e) => {
-                self.pending = Some(c);
-                Err(e)
-            }
-        }
-    }
-
-    /// Retries a commit that failed earlier, unless it landed after all (its identifier is committed).
-    fn commit_pending(&mut self) -> Result<Option<i64>> {
-        let Some(c) = self.pending.take() else { return Ok(None) };
-        let committer = match self.write.table().new_commit(&self.commit_user) {
-            Ok(committer) => committer,
-            Err(e) => {
-                self.pending = Some(c);
-                return Err(e);
-            }
-        };
-        match committer.filter_committed(&[c.identifier]) {
-            Ok(left) if left.is_empty() => {
-                // It landed although the call reported an error: nothing to do (its snapshot is not this
-                // call's).
-                self.next_identifier = self.next_identifier.max(c.identifier + 1);
-                Ok(None)
-            }
-            Ok(_) => self.commit_or_keep(c),
-            Err(e) => {
-                self.pending = Some(c);
-                Err(e)
-            }
-        }
-    }
-
-    /// A full compaction of every bucket, committed.
-    pub fn compact(&mut self, full: bool) -> Result<Option<i64>> {
-        self.commit_pending()?;
-        self.flush_rows()?;
-        self.write.open_all_buckets()?;
-        let messages = self.write.prepare_commit_with(full, None)?;
-        let c = crate::commit::Committable {
-            identifier: self.next_identifier,
-            messages,
-            kind: Some(strata_spec::CommitKind::Compact),
-            properties: None,
-        };
-        self.commit_or_keep(c)
-    }
-}
-
-impl Drop for TableWriter {
-    /// A commit that failed and was never retried: if it did not land, remove its files (best effort), so
-    /// that a writer giving up after a failure (a full disk, say) does not leave the disk full of orphans.
-    fn drop(&mut self) {
-        let Some(c) = self.pending.take() else { return };
-        let not_committed = self
-            .write
-            .table()
-            .new_commit(&self.commit_user)
-            .and_then(|committer| committer.filter_committed(&[c.identifier]))
-            .is_ok_and(|left| !left.is_empty());
-        if not_committed {
-            self.write.discard(&c.messages);
-        }
-    }
-}
-
-fn placeholder(t: &DataType) -> strata_spec::Datum {
-    use strata_spec::{Datum as D, TypeRoot as R};
-    match t.root {
-        R::Boolean => D::Boolean(false),
-        R::TinyInt => D::TinyInt(0),
-        R::SmallInt => D::SmallInt(0),
-        R::Int => D::Int(0),
-        R::BigInt => D::BigInt(0),
-        R::Float => D::Float(0.0),
-        R::Double => D::Double(0.0),
-        R::Decimal { .. } => D::Decimal(0),
-        R::Char(_) | R::VarChar(_) => D::String(String::new()),
-        R::Binary(_) | R::VarBinary(_) => D::Bytes(Vec::new()),
-        R::Date => D::Date(0),
-        R::Time(_) => D::Time(0),
-        R::Timestamp(_) | R::LocalZonedTimestamp(_) => D::Timestamp { millis: 0, nanos: 0 },
-    }
-}
-
-impl std::fmt::Debug for TableWriter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TableWriter")
-            .field("write", &self.write)
-            .field("commit_user", &self.commit_user)
-            .field("next_identifier", &self.next_identifier)
-            .field("pending_rows", &self.rows.len())
             .finish()
     }
 }

@@ -1,0 +1,239 @@
+//! `TableWriter`: the key-value writer for programs embedding Strata (single rows and Arrow batches, one
+//! snapshot per `commit`), on top of [`TableWrite`].
+
+use arrow_array::RecordBatch;
+use strata_format::RowKind;
+use strata_spec::{DataType, Error, Result};
+
+use crate::table::Table;
+use crate::write::TableWrite;
+
+/// A key-value writer for programs embedding Strata: single rows (`put`, `delete`) and Arrow batches, then
+/// `commit` (one snapshot per commit, identifiers increasing per writer so a restarted writer can tell
+/// what landed).
+pub struct TableWriter {
+    write: TableWrite,
+    commit_user: String,
+    next_identifier: i64,
+    rows: Vec<Vec<Option<strata_spec::Datum>>>,
+    kinds: Vec<i8>,
+    /// A commit that failed: its files are written and the bucket writers count them as committed, so it
+    /// is committed again (under its identifier, so never twice) before anything else.
+    pending: Option<crate::commit::Committable>,
+}
+
+impl TableWriter {
+    /// A writer committing as `commit_user`; its identifiers continue after the user's last commit.
+    pub fn new(table: &Table, commit_user: &str) -> Result<Self> {
+        let committer = table.new_commit(commit_user)?;
+        let next_identifier = committer.latest_identifier_of_user()?.map_or(1, |l| l.saturating_add(1));
+        Ok(TableWriter {
+            write: TableWrite::new(table)?,
+            commit_user: commit_user.to_string(),
+            next_identifier,
+            rows: Vec::new(),
+            pending: None,
+            kinds: Vec::new(),
+        })
+    }
+
+    fn push(&mut self, row: Vec<Option<strata_spec::Datum>>, kind: RowKind) -> Result<()> {
+        let n = self.write.table().schema().fields.len();
+        if row.len() != n {
+            return Err(Error::invalid("row", format!("{} values for {n} columns", row.len())));
+        }
+        self.rows.push(row);
+        self.kinds.push(kind.to_byte());
+        if self.rows.len() >= 4096 {
+            self.flush_rows()?;
+        }
+        Ok(())
+    }
+
+    /// Inserts or replaces a row (a value for every column, in schema order).
+    pub fn put(&mut self, row: Vec<Option<strata_spec::Datum>>) -> Result<()> {
+        self.push(row, RowKind::Insert)
+    }
+
+    /// Deletes the row whose primary key is `key` (values of the primary-key columns, in key order).
+    pub fn delete(&mut self, key: Vec<Option<strata_spec::Datum>>) -> Result<()> {
+        let schema = self.write.table().schema();
+        if key.len() != schema.primary_keys.len() {
+            return Err(Error::invalid(
+                "key",
+                format!("{} values for primary key {:?}", key.len(), schema.primary_keys),
+            ));
+        }
+        let mut row = vec![None; schema.fields.len()];
+        for (k, v) in schema.primary_keys.iter().zip(key) {
+            let i = schema.fields.iter().position(|f| &f.name == k).ok_or_else(|| Error::invalid("key", k.clone()))?;
+            row[i] = v;
+        }
+        // Non-null columns other than the key get a placeholder: a delete carries only its key.
+        for (i, f) in schema.fields.iter().enumerate() {
+            if row[i].is_none() && !f.data_type.nullable {
+                row[i] = Some(placeholder(&f.data_type));
+            }
+        }
+        self.push(row, RowKind::Delete)
+    }
+
+    fn flush_rows(&mut self) -> Result<()> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let schema = self.write.table().schema().clone();
+        let mut cols = Vec::with_capacity(schema.fields.len());
+        for (i, f) in schema.fields.iter().enumerate() {
+            let values: Vec<Option<strata_spec::Datum>> = self.rows.iter().map(|r| r[i].clone()).collect();
+            cols.push(strata_format::arrow_types::array_of(&f.data_type, &values)?);
+        }
+        let batch = RecordBatch::try_new(self.write.value_schema().clone(), cols)
+            .map_err(|e| Error::invalid("rows", e.to_string()))?;
+        let kinds = std::mem::take(&mut self.kinds);
+        self.rows.clear();
+        self.write.write_with_kinds(&batch, &kinds)
+    }
+
+    /// Writes a batch of rows (row kinds from `rowkind.field`, else inserts).
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.flush_rows()?;
+        self.write.write_batch(batch)
+    }
+
+    /// Writes a batch with explicit row kinds.
+    pub fn write_with_kinds(&mut self, batch: &RecordBatch, kinds: &[i8]) -> Result<()> {
+        self.flush_rows()?;
+        self.write.write_with_kinds(batch, kinds)
+    }
+
+    /// Flushes, compacts and commits everything written since the last commit; the new snapshot's id
+    /// (`None` when there was nothing to commit). When a commit fails (an I/O error, say), calling `commit`
+    /// again first retries it: the failed commit's rows are not lost, and never land twice.
+    ///
+    /// A [`Conflict`](strata_spec::ErrorKind::Conflict) is different: another commit changed a bucket this
+    /// one touches in a way no retry of the same files can fix (it added rows that would otherwise shadow
+    /// these, or compacted files this commit replaces). Nothing was committed, the commit's files are
+    /// removed and the writer starts again from the latest snapshot: write everything written since the
+    /// last successful commit again (rows still buffered are dropped too) and commit.
+    pub fn commit(&mut self) -> Result<Option<i64>> {
+        let retried = self.commit_pending()?;
+        self.flush_rows()?;
+        let messages = self.write.prepare_commit()?;
+        let c = crate::commit::Committable { identifier: self.next_identifier, messages, kind: None, properties: None };
+        Ok(self.commit_or_keep(c)?.or(retried))
+    }
+
+    /// Commits `c`; on failure keeps it for the next call to retry.
+    fn commit_or_keep(&mut self, c: crate::commit::Committable) -> Result<Option<i64>> {
+        match self.write.table().new_commit(&self.commit_user).and_then(|committer| committer.commit(&c)) {
+            Ok(outcome) => {
+                if outcome.snapshot_id().is_some() {
+                    self.next_identifier += 1;
+                }
+                Ok(outcome.snapshot_id())
+            }
+            // A conflict never lands (the commit checks before it creates the snapshot, and looks for its own
+            // identifier before giving up): its files are garbage, and the bucket writers' state is stale.
+            Err(e) if e.kind() == strata_spec::ErrorKind::Conflict => {
+                self.write.discard(&c.messages);
+                // Everything since the last successful commit goes, rows still buffered included, so that
+                // writing it all again neither loses nor doubles a row.
+                self.rows.clear();
+                self.kinds.clear();
+                Err(e)
+            }
+            Err(e) => {
+                self.pending = Some(c);
+                Err(e)
+            }
+        }
+    }
+
+    /// Retries a commit that failed earlier, unless it landed after all (its identifier is committed).
+    fn commit_pending(&mut self) -> Result<Option<i64>> {
+        let Some(c) = self.pending.take() else { return Ok(None) };
+        let committer = match self.write.table().new_commit(&self.commit_user) {
+            Ok(committer) => committer,
+            Err(e) => {
+                self.pending = Some(c);
+                return Err(e);
+            }
+        };
+        match committer.filter_committed(&[c.identifier]) {
+            Ok(left) if left.is_empty() => {
+                // It landed although the call reported an error: nothing to do (its snapshot is not this
+                // call's).
+                self.next_identifier = self.next_identifier.max(c.identifier + 1);
+                Ok(None)
+            }
+            Ok(_) => self.commit_or_keep(c),
+            Err(e) => {
+                self.pending = Some(c);
+                Err(e)
+            }
+        }
+    }
+
+    /// A full compaction of every bucket, committed.
+    pub fn compact(&mut self, full: bool) -> Result<Option<i64>> {
+        self.commit_pending()?;
+        self.flush_rows()?;
+        self.write.open_all_buckets()?;
+        let messages = self.write.prepare_commit_with(full, None)?;
+        let c = crate::commit::Committable {
+            identifier: self.next_identifier,
+            messages,
+            kind: Some(strata_spec::CommitKind::Compact),
+            properties: None,
+        };
+        self.commit_or_keep(c)
+    }
+}
+
+impl Drop for TableWriter {
+    /// A commit that failed and was never retried: if it did not land, remove its files (best effort), so
+    /// that a writer giving up after a failure (a full disk, say) does not leave the disk full of orphans.
+    fn drop(&mut self) {
+        let Some(c) = self.pending.take() else { return };
+        let not_committed = self
+            .write
+            .table()
+            .new_commit(&self.commit_user)
+            .and_then(|committer| committer.filter_committed(&[c.identifier]))
+            .is_ok_and(|left| !left.is_empty());
+        if not_committed {
+            self.write.discard(&c.messages);
+        }
+    }
+}
+
+fn placeholder(t: &DataType) -> strata_spec::Datum {
+    use strata_spec::{Datum as D, TypeRoot as R};
+    match t.root {
+        R::Boolean => D::Boolean(false),
+        R::TinyInt => D::TinyInt(0),
+        R::SmallInt => D::SmallInt(0),
+        R::Int => D::Int(0),
+        R::BigInt => D::BigInt(0),
+        R::Float => D::Float(0.0),
+        R::Double => D::Double(0.0),
+        R::Decimal { .. } => D::Decimal(0),
+        R::Char(_) | R::VarChar(_) => D::String(String::new()),
+        R::Binary(_) | R::VarBinary(_) => D::Bytes(Vec::new()),
+        R::Date => D::Date(0),
+        R::Time(_) => D::Time(0),
+        R::Timestamp(_) | R::LocalZonedTimestamp(_) => D::Timestamp { millis: 0, nanos: 0 },
+    }
+}
+
+impl std::fmt::Debug for TableWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableWriter")
+            .field("write", &self.write)
+            .field("commit_user", &self.commit_user)
+            .field("next_identifier", &self.next_identifier)
+            .field("pending_rows", &self.rows.len())
+            .finish()
+    }
+}
