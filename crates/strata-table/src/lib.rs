@@ -10,6 +10,7 @@ pub mod inspect;
 pub mod maintenance;
 pub mod manifest_io;
 pub mod paths;
+mod point_read;
 pub(crate) mod postpone;
 pub mod query;
 pub mod read;
