@@ -296,3 +296,18 @@ fn fewer_levels_after_a_full_compaction_still_write() {
     TableWriter::new(&t, "app").unwrap().compact(true).unwrap();
     assert_eq!(rows(p), 30);
 }
+
+/// An alter that would make a table unwritable (here: a file format Strata's bucket writers do not write)
+/// is refused like the same option at create, and leaves the schema as it was.
+#[test]
+fn an_alter_that_would_make_the_table_unwritable_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t");
+    let p = p.to_str().unwrap();
+    create(p, &[]);
+    let before = schema_files(p);
+    let (code, _, err) = alter(p, &["file.format=avro"], &[]);
+    assert_ne!(code, 0, "alter --set file.format=avro was accepted");
+    assert!(err.contains("avro"), "{err}");
+    assert_eq!(schema_files(p), before);
+}

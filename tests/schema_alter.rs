@@ -124,10 +124,8 @@ fn every_rule_is_refused_by_name_and_leaves_the_table_unchanged() {
     refused(p, &["--column-type", "v=BIGINT NOT NULL"], &["'v'", "nulls"]);
     // One bad change refuses the whole alter, options included.
     refused(p, &["--set", "bucket=3", "--add-column", "c INT", "--drop-column", "p"], &["'p'"]);
-
-    let one = table_dir(tmp.path(), "one");
-    create(&one, "a INT", "", "", &[]);
-    refused(&one, &["--drop-column", "a"], &["'a'", "last column"]);
+    // (Dropping the last column, refused too, cannot be reached from a primary-key table, the only kind
+    // `create` makes: strata-spec's schema_change tests cover it.)
 }
 
 #[test]

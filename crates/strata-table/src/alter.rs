@@ -11,6 +11,7 @@ use strata_spec::option_rules::{self, OptionPolicy};
 use strata_spec::schema_change::{apply_schema_changes, options_after_renames, SchemaChange};
 use strata_spec::{Error, Result, TableSchema};
 
+use crate::bucket_mode::{check_writable, WritePurpose};
 use crate::table::Table;
 
 /// One alter of a table: everything in it becomes a single new schema. Options are edited first (unset,
@@ -77,6 +78,11 @@ impl Table {
         }
         next.validate()?;
         option_rules::check_altered_options(old, &next)?;
+        // An alter must not turn a table Strata writes into one it cannot (every later write would fail, as
+        // create refuses such tables up front).
+        if check_writable(old, WritePurpose::Compaction).is_ok() {
+            check_writable(&next, WritePurpose::Compaction)?;
+        }
         let latest = self.snapshot(None)?.map(|s| s.id);
         // A column rename moves its name inside options (bucket-key, sequence.field, ...): that is the same
         // option, so the options are compared as the renames alone would leave them.
