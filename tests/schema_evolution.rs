@@ -171,6 +171,15 @@ fn check_filters(t: &Table, model: &Model, what: &str) {
     }
 }
 
+/// A projection of a renamed column and of the new column under its old name.
+fn check_projection(t: &Table, model: &Model, what: &str) {
+    let want: Model = model.iter().map(|(k, r)| (*k, json!({"id": k, "a": r["a"], "x": r["x"]}))).collect();
+    for merge in [false, true] {
+        let got = ReadBuilder::new(t).merge_on_read(merge).with_projection(&["id", "a", "x"]).read().unwrap();
+        assert_eq!(to_rows(&got.batches), want, "{what}: projection, merge {merge}");
+    }
+}
+
 fn check_gets(t: &Table, model: &Model, rng: &mut StdRng, what: &str) {
     for _ in 0..40 {
         let id = rng.random_range(0..2000i64);
@@ -203,6 +212,7 @@ fn evolve_and_check(dv: bool, format: &str, thin_before: bool, thin_after: bool)
     assert!(schemas.contains(&0) && schemas.contains(&1), "{what}: files of both schemas are live ({files:?})");
     check_reads(&t, &model, &format!("{what}, mixed files"));
     check_filters(&t, &model, &what);
+    check_projection(&t, &model, &what);
     check_gets(&t, &model, &mut rng, &what);
     // Time travel: a schema-0 snapshot reads with schema 0's columns.
     let (snap, then) = old.last().unwrap();
