@@ -54,12 +54,22 @@ pub(crate) fn commit(
     let c = strata_table::Committable { identifier: i64::MAX, messages, kind, properties: None };
     let committer = table.new_commit(&user)?;
     match committer.commit(&c) {
+        Ok(strata_table::CommitOutcome::CompactionDropped(id)) => {
+            // The write landed; its compaction conflicted and is garbage.
+            write.discard(&strata_table::write::compaction_increments(&c));
+            Ok(Some(id))
+        }
         Ok(outcome) => Ok(outcome.snapshot_id()),
         Err(e) => {
-            let landed = e.kind() != ErrorKind::Conflict
-                && committer.filter_committed(&[c.identifier]).map_or(true, |left| left.is_empty());
-            if !landed {
-                write.discard(&c.messages);
+            // Remove what no snapshot holds: both halves after a conflict (a conflict never lands), else
+            // what the snapshots show did not land. When that cannot be told, nothing (orphans at worst).
+            let left = if e.kind() == ErrorKind::Conflict {
+                Some(c.messages.clone())
+            } else {
+                committer.landed(c.identifier).ok().map(|l| strata_table::write::uncommitted_messages(&c, l))
+            };
+            if let Some(left) = left {
+                write.discard(&left);
             }
             Err(e)
         }

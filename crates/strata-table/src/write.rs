@@ -323,6 +323,7 @@ impl TableWrite {
                                     deleted_index_files: Vec::new(),
                                     expected_dv_index: inc.dv_index_base,
                                     changelog_files: inc.changelog_files,
+                                    compact_changelog_files: inc.compact_changelog_files,
                                     first_new_sequence: inc.first_new_sequence,
                                 });
                             }
@@ -383,9 +384,18 @@ impl TableWrite {
                     continue;
                 }
             };
-            // A compaction output named in `compact_before` too is an upgrade: a committed file, not ours.
-            let ours = |f: &&strata_spec::DataFileMeta| !m.compact_before.iter().any(|b| b.file_name == f.file_name);
-            let data = m.new_files.iter().chain(&m.compact_after).chain(&m.changelog_files).filter(ours);
+            // A compaction output named in `compact_before` too is an upgrade: a committed file, not ours,
+            // unless it is one of the message's new files moved up.
+            let named = |v: &[strata_spec::DataFileMeta], f: &strata_spec::DataFileMeta| {
+                v.iter().any(|b| b.file_name == f.file_name)
+            };
+            let ours = |f: &&strata_spec::DataFileMeta| !named(&m.compact_before, f) || named(&m.new_files, f);
+            let data = m
+                .new_files
+                .iter()
+                .chain(&m.changelog_files)
+                .chain(&m.compact_changelog_files)
+                .chain(m.compact_after.iter().filter(ours));
             let unreferenced = |name: &String| !referenced.contains(name);
             let mut paths: Vec<String> =
                 data.map(|f| &f.file_name).filter(|n| unreferenced(n)).map(|n| strata_io::join(&dir, n)).collect();
@@ -483,6 +493,11 @@ impl TableWriter {
         })
     }
 
+    /// The identifier the next commit gets (with the commit user, what identifies its snapshots).
+    pub fn next_identifier(&self) -> i64 {
+        self.next_identifier
+    }
+
     fn push(&mut self, row: Vec<Option<strata_spec::Datum>>, kind: RowKind) -> Result<()> {
         let n = self.write.table().schema().fields.len();
         if row.len() != n {
@@ -577,6 +592,11 @@ impl TableWriter {
                 if outcome.snapshot_id().is_some() {
                     self.next_identifier += 1;
                 }
+                if let crate::commit::CommitOutcome::CompactionDropped(_) = outcome {
+                    // The rows landed; the compaction's files are garbage and the bucket writers' state,
+                    // which counted the compaction as done, is stale: start again from the latest snapshot.
+                    self.write.discard(&compaction_increments(&c));
+                }
                 Ok(outcome.snapshot_id())
             }
             // A conflict never lands (the commit checks before it creates the snapshot, and looks for its own
@@ -606,14 +626,30 @@ impl TableWriter {
                 return Err(e);
             }
         };
-        match committer.filter_committed(&[c.identifier]) {
-            Ok(left) if left.is_empty() => {
+        // Commits only the halves (APPEND, COMPACT) that did not land, so nothing lands twice.
+        match committer.recommit(&c) {
+            Ok(crate::commit::CommitOutcome::AlreadyCommitted(_)) => {
                 // It landed although the call reported an error: nothing to do (its snapshot is not this
                 // call's).
                 self.next_identifier = self.next_identifier.max(c.identifier + 1);
                 Ok(None)
             }
-            Ok(_) => self.commit_or_keep(c),
+            Ok(crate::commit::CommitOutcome::CompactionDropped(id)) => {
+                self.next_identifier = self.next_identifier.max(c.identifier + 1);
+                self.write.discard(&compaction_increments(&c));
+                Ok(Some(id))
+            }
+            Ok(outcome) => {
+                self.next_identifier = self.next_identifier.max(c.identifier + 1);
+                Ok(outcome.snapshot_id())
+            }
+            Err(e) if e.kind() == strata_spec::ErrorKind::Conflict => {
+                // Neither half landed (a landed APPEND half makes a conflicting compaction `CompactionDropped`).
+                self.write.discard(&c.messages);
+                self.rows.clear();
+                self.kinds.clear();
+                Err(e)
+            }
             Err(e) => {
                 self.pending = Some(c);
                 Err(e)
@@ -627,12 +663,8 @@ impl TableWriter {
         self.flush_rows()?;
         self.write.open_all_buckets()?;
         let messages = self.write.prepare_commit_with(full, None)?;
-        let c = crate::commit::Committable {
-            identifier: self.next_identifier,
-            messages,
-            kind: Some(strata_spec::CommitKind::Compact),
-            properties: None,
-        };
+        // Rows still buffered get their APPEND snapshot; the compaction its COMPACT one.
+        let c = crate::commit::Committable { identifier: self.next_identifier, messages, kind: None, properties: None };
         self.commit_or_keep(c)
     }
 }
@@ -642,14 +674,35 @@ impl Drop for TableWriter {
     /// that a writer giving up after a failure (a full disk, say) does not leave the disk full of orphans.
     fn drop(&mut self) {
         let Some(c) = self.pending.take() else { return };
-        let not_committed = self
-            .write
-            .table()
-            .new_commit(&self.commit_user)
-            .and_then(|committer| committer.filter_committed(&[c.identifier]))
-            .is_ok_and(|left| !left.is_empty());
-        if not_committed {
-            self.write.discard(&c.messages);
+        let landed =
+            self.write.table().new_commit(&self.commit_user).and_then(|committer| committer.landed(c.identifier));
+        // When it cannot be told what landed, nothing is removed (orphans at worst).
+        if let Ok(landed) = landed {
+            self.write.discard(&uncommitted_messages(&c, landed));
+        }
+    }
+}
+
+/// The compaction halves of `c`'s messages (what a dropped compaction leaves as garbage).
+pub fn compaction_increments(c: &crate::commit::Committable) -> Vec<CommitMessage> {
+    c.messages.iter().map(CommitMessage::compact_increment).collect()
+}
+
+/// The parts of `c` no snapshot holds, given which halves `landed`: what a commit given up on leaves to
+/// remove.
+pub fn uncommitted_messages(c: &crate::commit::Committable, landed: crate::commit::Landed) -> Vec<CommitMessage> {
+    match c.kind {
+        Some(kind) if landed.of(kind).is_some() => Vec::new(),
+        Some(_) => c.messages.clone(),
+        None => {
+            let mut out = Vec::new();
+            if landed.append.is_none() {
+                out.extend(c.messages.iter().map(CommitMessage::data_increment));
+            }
+            if landed.compact.is_none() {
+                out.extend(compaction_increments(c));
+            }
+            out
         }
     }
 }
