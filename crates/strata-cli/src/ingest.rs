@@ -55,9 +55,21 @@ pub(crate) fn commit(
     let committer = table.new_commit(&user)?;
     match committer.commit(&c) {
         Ok(strata_table::CommitOutcome::CompactionDropped(id)) => {
-            // The write landed; its compaction conflicted and is garbage.
+            // The write landed; its compaction conflicted and is garbage. Compact its buckets again from the
+            // latest snapshot, so deletion-vector readers (which skip level 0) see the rows now; best effort,
+            // since the rows are committed either way and the next compaction takes them up.
             write.discard(&strata_table::write::compaction_increments(&c));
-            Ok(Some(id))
+            let buckets: Vec<_> = c.messages.iter().map(|m| (m.partition.clone(), m.bucket)).collect();
+            // A compaction-only commit: it has no APPEND half, so it cannot end here again.
+            let again = write.open_buckets(&buckets).and_then(|()| write.prepare_commit_waiting());
+            let again = again.and_then(|messages| commit(table, write, messages, None));
+            match again {
+                Ok(compacted) => Ok(compacted.or(Some(id))),
+                Err(e) => {
+                    tracing::warn!(error = %e, "compacting again after a dropped compaction failed; the next compaction takes the rows up");
+                    Ok(Some(id))
+                }
+            }
         }
         Ok(outcome) => Ok(outcome.snapshot_id()),
         Err(e) => {

@@ -251,6 +251,14 @@ impl TableWrite {
         Ok(())
     }
 
+    /// Opens a writer for each of `buckets` (partition, bucket), so a compaction reaches them.
+    pub fn open_buckets(&mut self, buckets: &[(BinaryRow, i32)]) -> Result<()> {
+        for (p, b) in buckets {
+            self.writer(p, *b)?;
+        }
+        Ok(())
+    }
+
     /// Opens a writer for every bucket that has files, so a compaction reaches all of them.
     pub fn open_all_buckets(&mut self) -> Result<()> {
         let keys: Vec<(BinaryRow, i32)> =
@@ -592,10 +600,8 @@ impl TableWriter {
                 if outcome.snapshot_id().is_some() {
                     self.next_identifier += 1;
                 }
-                if let crate::commit::CommitOutcome::CompactionDropped(_) = outcome {
-                    // The rows landed; the compaction's files are garbage and the bucket writers' state,
-                    // which counted the compaction as done, is stale: start again from the latest snapshot.
-                    self.write.discard(&compaction_increments(&c));
+                if let crate::commit::CommitOutcome::CompactionDropped(id) = outcome {
+                    return Ok(self.compact_again(&c).or(Some(id)));
                 }
                 Ok(outcome.snapshot_id())
             }
@@ -612,6 +618,34 @@ impl TableWriter {
             Err(e) => {
                 self.pending = Some(c);
                 Err(e)
+            }
+        }
+    }
+
+    /// After the compaction of `c` was dropped (its APPEND snapshot landed, its COMPACT half conflicted with
+    /// another commit): its files are garbage and the bucket writers, which counted it as done, are stale.
+    /// Discards them and compacts `c`'s buckets again from the latest snapshot, so the rows the APPEND
+    /// snapshot left in level 0 reach deletion-vector readers (which skip level 0) now, not at some later
+    /// commit. Best effort: the rows are committed either way, and a failed compaction is the next one's to
+    /// do. Returns the new snapshot, if one was made.
+    fn compact_again(&mut self, c: &crate::commit::Committable) -> Option<i64> {
+        self.write.discard(&compaction_increments(c));
+        let buckets: Vec<(BinaryRow, i32)> = c.messages.iter().map(|m| (m.partition.clone(), m.bucket)).collect();
+        let compacted =
+            self.write.open_buckets(&buckets).and_then(|()| self.write.prepare_commit_waiting()).and_then(|messages| {
+                let again = crate::commit::Committable {
+                    identifier: self.next_identifier,
+                    messages,
+                    kind: None,
+                    properties: None,
+                };
+                self.commit_or_keep(again)
+            });
+        match compacted {
+            Ok(id) => id,
+            Err(e) => {
+                tracing::warn!(error = %e, "compacting again after a dropped compaction failed; the next compaction takes the rows up");
+                None
             }
         }
     }
@@ -636,8 +670,7 @@ impl TableWriter {
             }
             Ok(crate::commit::CommitOutcome::CompactionDropped(id)) => {
                 self.next_identifier = self.next_identifier.max(c.identifier + 1);
-                self.write.discard(&compaction_increments(&c));
-                Ok(Some(id))
+                Ok(self.compact_again(&c).or(Some(id)))
             }
             Ok(outcome) => {
                 self.next_identifier = self.next_identifier.max(c.identifier + 1);
