@@ -1228,7 +1228,7 @@ mod tests {
         w.apply(vec![c0.clone()], vec![c3.clone()], true).unwrap();
         let d3 = meta("d.parquet", 3, 0, 9);
         w.uncommitted.push(d3.file_name.clone());
-        w.apply(vec![c3, e0], vec![d3.clone()], false).unwrap();
+        w.apply(vec![c3, e0.clone()], vec![d3.clone()], false).unwrap();
         let names = |v: &[DataFileMeta]| v.iter().map(|f| (f.file_name.clone(), f.level)).collect::<Vec<_>>();
         assert_eq!(names(&w.increment.compact_before), names(&[c0, e0.clone()]));
         assert_eq!(names(&w.increment.compact_after), names(&[d3]));
