@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use common::fixtures::{append, create_table, file};
 use strata::io::{Fault, FaultyFileIO, OpKind};
+use strata::spec::{CommitKind, DataFileMeta, FileKind};
 use strata::table::{CommitMessage, CommitOutcome, Committable};
 use strata::{ErrorKind, FileIO, LocalFileIO, Table};
 
@@ -293,11 +294,13 @@ fn an_absorbed_message_commits_what_the_two_messages_commit_in_order() {
     commit(&in_order, 3, second.clone()).unwrap();
 
     // Committed on its own, the second message deletes a file no snapshot holds.
-    let alone = commit(&folded, 2, second.clone()).unwrap_err();
+    let alone = commit(&folded, 2, CommitMessage { new_files: vec![], ..second.clone() }).unwrap_err();
     assert_eq!(alone.kind(), ErrorKind::Conflict, "{alone}");
     let mut one = first;
     let dropped = one.absorb(second);
-    assert_eq!(dropped.data_files, vec!["data-x.parquet".to_string()]);
+    // x stays a new file (the APPEND snapshot adds it) and becomes a compaction input (the COMPACT one
+    // deletes it): nothing is left unreferenced.
+    assert!(dropped.data_files.is_empty(), "{dropped:?}");
     assert!(dropped.index_files.is_empty());
     commit(&folded, 2, one).unwrap();
     assert_eq!(live(&folded), live(&in_order));
@@ -328,7 +331,7 @@ fn an_absorbed_message_commits_what_the_two_messages_commit_in_order() {
     commit(&in_order, 3, rewrite.clone()).unwrap();
     let mut one = upgrade;
     let dropped = one.absorb(rewrite);
-    assert_eq!(dropped.data_files, vec!["data-e.parquet".to_string()], "only the never-committed file goes");
+    assert!(dropped.data_files.is_empty(), "the APPEND snapshot holds e, the snapshots c: {dropped:?}");
     commit(&folded, 2, one).unwrap();
     assert_eq!(live(&folded), live(&in_order));
     assert_eq!(live(&folded), BTreeSet::from([("data-d.parquet".to_string(), 3)]));
@@ -357,4 +360,221 @@ fn an_absorbed_message_commits_what_the_two_messages_commit_in_order() {
     assert_eq!(dropped.index_files, vec!["index-a".to_string()]);
     assert_eq!(a.new_index_files, vec![index("index-b")]);
     assert_eq!(a.expected_dv_index, Some(Some("index-0".into())));
+}
+
+/// A commit of a write whose files its own compaction replaced, deletion-vector style: a committed file at
+/// level 5, a new level-0 file compacted with it into one level-5 file, and the bucket's new vectors.
+fn write_and_compaction() -> (Committable, DataFileMeta) {
+    let base = file("data-base.parquet", 5, 0, 9, 10);
+    let new0 = file("data-new.parquet", 0, 5, 12, 4);
+    let merged = file("data-merged.parquet", 5, 0, 12, 13);
+    let index = strata::spec::IndexFileMeta {
+        index_type: "DELETION_VECTORS".into(),
+        file_name: "index-1".into(),
+        file_size: 1,
+        row_count: 1,
+        dv_ranges: None,
+        external_path: None,
+        global_index: None,
+    };
+    let m = CommitMessage {
+        bucket: 0,
+        total_buckets: 1,
+        new_files: vec![new0.clone()],
+        compact_before: vec![new0, base.clone()],
+        compact_after: vec![merged],
+        new_index_files: vec![index],
+        expected_dv_index: Some(None),
+        first_new_sequence: Some(100),
+        ..Default::default()
+    };
+    (Committable { identifier: 2, messages: vec![m], ..Default::default() }, base)
+}
+
+fn live_names(table: &Table, id: i64) -> BTreeSet<(String, i32)> {
+    let s = table.snapshot(Some(id)).unwrap().unwrap();
+    table.live_files(&s).unwrap().into_iter().map(|e| (e.file.file_name, e.file.level)).collect()
+}
+
+/// No snapshot shows the compaction's output (rows whose replaced versions the new vectors delete) without
+/// those vectors, nor the vectors without it.
+fn assert_vectors_travel_with_the_compaction(table: &Table, context: &str) {
+    for id in table.snapshot_manager().list_ids().unwrap() {
+        let s = table.snapshot(Some(id)).unwrap().unwrap();
+        let merged = live_names(table, id).contains(&("data-merged.parquet".to_string(), 5));
+        let index = table.index_files(&s).unwrap().iter().any(|e| e.index_file.file_name == "index-1");
+        assert_eq!(merged, index, "{context}: snapshot {id} has the compaction output {merged}, its vectors {index}");
+    }
+}
+
+/// Like Paimon's `FileStoreCommitImpl.commit`: a write and its compaction make an APPEND snapshot adding the
+/// new level-0 file (so incremental readers see the write) and a COMPACT snapshot deleting it again, under
+/// the same user and identifier. A write alone, or a compaction alone, makes one snapshot.
+#[test]
+fn a_write_and_its_compaction_commit_as_an_append_then_a_compact_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = create_table(local(), dir.path().join("t").to_str().unwrap(), 1, &[]);
+    let (c, base) = write_and_compaction();
+    let commit = table.new_commit("w").unwrap();
+    commit.commit(&append(1, 0, 1, vec![base])).unwrap();
+    assert_eq!(commit.commit(&c).unwrap(), CommitOutcome::Committed(3));
+    let sm = table.snapshot_manager();
+    let (s2, s3) = (sm.snapshot(2).unwrap(), sm.snapshot(3).unwrap());
+    assert_eq!((s2.commit_kind, s2.commit_user.as_str(), s2.commit_identifier), (CommitKind::Append, "w", 2));
+    assert_eq!((s3.commit_kind, s3.commit_user.as_str(), s3.commit_identifier), (CommitKind::Compact, "w", 2));
+    let delta = |s: &strata::spec::Snapshot| -> Vec<(FileKind, String)> {
+        let store = table.manifest_store().unwrap();
+        let mut out = Vec::new();
+        for m in store.read_manifest_list(&s.delta_manifest_list).unwrap() {
+            out.extend(store.read_manifest_of(&m).unwrap().into_iter().map(|e| (e.kind, e.file.file_name)));
+        }
+        out.sort_by(|a, b| a.1.cmp(&b.1));
+        out
+    };
+    assert_eq!(delta(&s2), vec![(FileKind::Add, "data-new.parquet".to_string())]);
+    assert_eq!(
+        delta(&s3),
+        vec![
+            (FileKind::Delete, "data-base.parquet".to_string()),
+            (FileKind::Add, "data-merged.parquet".to_string()),
+            (FileKind::Delete, "data-new.parquet".to_string()),
+        ]
+    );
+    assert_eq!((s2.delta_record_count, s3.delta_record_count), (Some(4), Some(-1)));
+    assert_eq!(s3.total_record_count, Some(13));
+    assert_vectors_travel_with_the_compaction(&table, "clean commit");
+    // Committed again (a retry), nothing lands twice.
+    assert_eq!(commit.recommit(&c).unwrap(), CommitOutcome::AlreadyCommitted(3));
+    // A write alone: one APPEND snapshot; a compaction alone: one COMPACT snapshot.
+    assert_eq!(
+        commit.commit(&append(3, 0, 1, vec![file("data-x.parquet", 0, 20, 21, 2)])).unwrap(),
+        CommitOutcome::Committed(4)
+    );
+    let only_compaction = Committable {
+        identifier: 4,
+        messages: vec![CommitMessage {
+            bucket: 0,
+            total_buckets: 1,
+            compact_before: vec![file("data-x.parquet", 0, 20, 21, 2)],
+            compact_after: vec![file("data-x2.parquet", 5, 20, 21, 2)],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    assert_eq!(commit.commit(&only_compaction).unwrap(), CommitOutcome::Committed(5));
+    assert_eq!(sm.snapshot(4).unwrap().commit_kind, CommitKind::Append);
+    assert_eq!(sm.snapshot(5).unwrap().commit_kind, CommitKind::Compact);
+    assert_eq!(sm.list_ids().unwrap(), vec![1, 2, 3, 4, 5]);
+}
+
+/// Fails each storage operation of a two-snapshot commit in turn (before it, after it, torn), then retries
+/// the commit as a restarted writer would (`recommit`): the write is never lost, nothing lands twice, and no
+/// snapshot ever shows the compaction's output without its deletion vectors. A fault between the two
+/// snapshots leaves a valid APPEND snapshot, which the retry completes with the COMPACT one.
+#[test]
+fn a_fault_at_any_operation_of_a_two_snapshot_commit_loses_nothing_and_commits_nothing_twice() {
+    let (c, base) = write_and_compaction();
+    let ops = {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t").to_str().unwrap().to_string();
+        create_table(local(), &path, 1, &[])
+            .new_commit("w")
+            .unwrap()
+            .commit(&append(1, 0, 1, vec![base.clone()]))
+            .unwrap();
+        let faulty = FaultyFileIO::new(local());
+        let table = Table::open(Arc::new(faulty.clone()), &path).unwrap();
+        faulty.fail_at(u64::MAX, Fault::Before, None);
+        table.new_commit("w").unwrap().commit(&c).unwrap();
+        faulty.count()
+    };
+    let mut outcomes: BTreeMap<(String, String, Option<i64>), usize> = BTreeMap::new();
+    for fault in [Fault::Before, Fault::After, Fault::Torn] {
+        for k in 0..ops {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t").to_str().unwrap().to_string();
+            create_table(local(), &path, 1, &[])
+                .new_commit("w")
+                .unwrap()
+                .commit(&append(1, 0, 1, vec![base.clone()]))
+                .unwrap();
+            let faulty = FaultyFileIO::new(local());
+            let table = Table::open(Arc::new(faulty.clone()), &path).unwrap();
+            faulty.fail_at(k, fault, None);
+            let result = table.new_commit("w").unwrap().commit(&c);
+            let failed_op = faulty.log().get(k as usize).cloned().unwrap_or_default();
+            faulty.disarm();
+            let context = format!("{fault:?}@{k} ({failed_op})");
+
+            let reopened = Table::open(local(), &path).unwrap();
+            let sm = reopened.snapshot_manager();
+            let latest = sm.latest_id().unwrap();
+            if result.is_ok() {
+                assert_eq!(latest, Some(3), "{context}: acknowledged but not whole");
+            }
+            assert_vectors_travel_with_the_compaction(&reopened, &context);
+            // The write, once in a snapshot, stays in every later one until the compaction replaces it.
+            for id in sm.list_ids().unwrap() {
+                let live = live_names(&reopened, id);
+                let has_write = live.contains(&("data-new.parquet".to_string(), 0))
+                    || live.contains(&("data-merged.parquet".to_string(), 5));
+                assert_eq!(has_write, id >= 2, "{context}: snapshot {id}: {live:?}");
+            }
+            let retry = reopened.new_commit("w").unwrap();
+            let retried = retry.recommit(&c).unwrap();
+            assert_eq!(sm.list_ids().unwrap(), vec![1, 2, 3], "{context}: {retried:?}");
+            for (id, kind) in [(2, CommitKind::Append), (3, CommitKind::Compact)] {
+                let s = sm.snapshot(id).unwrap();
+                assert_eq!((s.commit_kind, s.commit_user.as_str(), s.commit_identifier), (kind, "w", 2), "{context}");
+            }
+            assert_eq!(live_names(&reopened, 3), BTreeSet::from([("data-merged.parquet".to_string(), 5)]), "{context}");
+            assert_vectors_travel_with_the_compaction(&reopened, &context);
+            let ending = match result {
+                Ok(_) => "ok".to_string(),
+                Err(e) => format!("{:?}", e.kind()),
+            };
+            *outcomes.entry((format!("{fault:?}"), ending, latest)).or_insert(0) += 1;
+        }
+    }
+    eprintln!("two-snapshot commit operations: {ops}; outcomes (fault, result, latest before the retry): {outcomes:?}");
+    // Faults left the table before the commit, between its two snapshots, and after it.
+    for latest in [Some(1), Some(2), Some(3)] {
+        assert!(outcomes.keys().any(|(_, _, l)| *l == latest), "no fault left latest {latest:?}: {outcomes:?}");
+    }
+}
+
+/// A retried commit whose APPEND half landed, and whose compaction another commit made stale meanwhile (it
+/// compacted the same file away): the write stays committed, the compaction is dropped, not retried forever
+/// nor reported as a lost write.
+#[test]
+fn a_retried_commit_whose_compaction_went_stale_keeps_its_write_and_drops_its_compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = create_table(local(), dir.path().join("t").to_str().unwrap(), 1, &[]);
+    let (c, base) = write_and_compaction();
+    let commit = table.new_commit("w").unwrap();
+    commit.commit(&append(1, 0, 1, vec![base.clone()])).unwrap();
+    // Only the APPEND half lands (a crash before the COMPACT one).
+    let data = Committable { messages: c.messages.iter().map(CommitMessage::data_increment).collect(), ..c.clone() };
+    assert_eq!(commit.commit(&data).unwrap(), CommitOutcome::Committed(2));
+    assert_eq!(commit.filter_committed(&[2]).unwrap(), Vec::<i64>::new(), "Paimon's filter counts either half");
+    // Another writer compacts the base file away.
+    let other = Committable {
+        identifier: 1,
+        messages: vec![CommitMessage {
+            bucket: 0,
+            total_buckets: 1,
+            compact_before: vec![base],
+            compact_after: vec![file("data-other.parquet", 5, 0, 9, 10)],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    table.new_commit("other").unwrap().commit(&other).unwrap();
+    assert_eq!(commit.landed(2).unwrap(), strata::table::Landed { append: Some(2), compact: None });
+    assert_eq!(commit.recommit(&c).unwrap(), CommitOutcome::CompactionDropped(2));
+    assert_eq!(table.snapshot_manager().list_ids().unwrap(), vec![1, 2, 3]);
+    assert_eq!(
+        live_names(&table, 3),
+        BTreeSet::from([("data-new.parquet".to_string(), 0), ("data-other.parquet".to_string(), 5)])
+    );
 }

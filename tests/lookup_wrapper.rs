@@ -86,13 +86,28 @@ fn an_update_in_level_0_marks_the_older_row_in_the_deeper_level() {
     assert!(t.live_files(&s).unwrap().iter().all(|e| e.file.level == 5));
     commit(&t, &mut w, 2, &[(2, 21)], &[0], false);
     // Key 2 was only in level 0: looked up in level 5, its row (position 1) marked deleted; the new row is at
-    // level 4. Committed in the same snapshot as the new file.
+    // level 4. Committed as Paimon commits it: an APPEND snapshot with the level-0 file (which deletion-vector
+    // readers skip, so it still reads the old rows), then a COMPACT snapshot with the level-4 file and the
+    // vector together.
     let v = vectors(&t);
     assert_eq!(v.len(), 1);
     assert_eq!((v[0].1, v[0].2.clone()), (5, vec![1]));
     assert_eq!(rows(&t), vec![(1, 10), (2, 21), (3, 30)]);
     let s = t.snapshot(None).unwrap().unwrap();
-    assert_eq!(s.id, 2);
+    // (The first commit made snapshots 1 and 2 the same way.)
+    assert_eq!((s.id, s.commit_kind), (4, strata::spec::CommitKind::Compact));
+    let append = t.snapshot(Some(3)).unwrap().unwrap();
+    assert_eq!(append.commit_kind, strata::spec::CommitKind::Append);
+    assert!(t.deletion_files(&append).unwrap().is_empty(), "the APPEND snapshot carries vectors");
+    let at_append = scan(&t, &ScanOptions { snapshot: Some(3), ..Default::default() }).unwrap();
+    let mut old_rows: Vec<(i64, i64)> = Vec::new();
+    for b in &at_append.batches {
+        let ids = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        let vs = b.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
+        old_rows.extend((0..b.num_rows()).map(|i| (ids.value(i), vs.value(i))));
+    }
+    old_rows.sort();
+    assert_eq!(old_rows, vec![(1, 10), (2, 20), (3, 30)], "the APPEND snapshot shows rows without their vectors");
     assert!(t.live_files(&s).unwrap().iter().all(|e| e.file.level > 0), "level 0 left behind");
 }
 

@@ -593,8 +593,9 @@ fn delta_of(rows: &[Value]) -> Model {
 
 /// Paimon commits a write's new files in an APPEND snapshot even when the same commit compacts them away
 /// (Java's MergeTreeWriter reports them both as new files and as compaction inputs; the commit makes APPEND
-/// then COMPACT), and incremental and streaming readers read APPEND snapshots' delta files. Strata drops files
-/// created and compacted within one commit from the commit and writes one COMPACT snapshot, so the write's
+/// then COMPACT), and incremental and streaming readers read APPEND snapshots' delta files (paimon-rust's delta
+/// scan and pypaimon's streaming delta reads are both checked here). Strata used to drop files
+/// created and compacted within one commit from the commit and wrote one COMPACT snapshot, so the write's
 /// changes are in no delta a reader follows: here, the fifth write of a merge-on-read table (five sorted runs
 /// reach `num-sorted-run.compaction-trigger`), and in deletion-vector mode every write.
 fn incremental_reads_of_strata_writes(dv: bool) {
@@ -613,6 +614,21 @@ fn incremental_reads_of_strata_writes(dv: bool) {
                 &format!("paimon-rust's delta scan of Strata's write {i} (snapshots {kinds})"),
                 &keyed("incremental", &rows_of(&out["rows"])),
                 &delta_of(&rows),
+            );
+            // pypaimon 2.1.0's streaming reader (its delta follow-up scanner reads APPEND snapshots only).
+            let theirs = oracle(&["delta", &t.path, &previous.to_string(), &snapshot.to_string()]);
+            let renamed: Vec<Value> = rows_of(&theirs["rows"])
+                .into_iter()
+                .map(|mut r| {
+                    r["rowkind"] = r["_row_kind"].take();
+                    r
+                })
+                .collect();
+            let columns = ["id", "v", "rowkind"];
+            same(
+                &format!("pypaimon's delta read of Strata's write {i} (snapshot kinds {})", theirs["kinds"]),
+                &project(&keyed("pypaimon delta", &renamed), &columns, |_| true),
+                &project(&delta_of(&rows), &columns, |_| true),
             );
         }
         previous = snapshot;

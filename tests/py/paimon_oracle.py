@@ -163,6 +163,26 @@ def cmd_changelog(path, snapshot_id):
     return [{k: _json_value(v) for k, v in row.items()} for row in t.to_pylist()]
 
 
+def cmd_delta(path, start, end):
+    """What pypaimon's streaming reader reads for snapshots (start, end] of a table without a changelog
+    producer: the delta plan (new files of the snapshot's delta manifest list) of every snapshot its
+    `DeltaFollowUpScanner` follows (APPEND snapshots only), rows with their row kind, plus the kinds seen."""
+    table = _table_at(path)
+    rb = table.new_stream_read_builder().with_include_row_kind(True)
+    scan = rb.new_streaming_scan()
+    follow_up = scan._create_follow_up_scanner()
+    rows, kinds = [], []
+    for snapshot_id in range(int(start) + 1, int(end) + 1):
+        snapshot = table.snapshot_manager().get_snapshot_by_id(snapshot_id)
+        kinds.append(snapshot.commit_kind)
+        if not follow_up.should_scan(snapshot):
+            continue
+        t = rb.new_read().to_arrow(scan._create_delta_plan(snapshot).splits())
+        if t is not None:
+            rows.extend({k: _json_value(v) for k, v in row.items()} for row in t.to_pylist())
+    return {'rows': rows, 'kinds': kinds}
+
+
 def cmd_time_read(path):
     """Reads the latest snapshot of the table at `path` with pypaimon; returns rows and seconds (best of 3)."""
     import time
@@ -491,6 +511,8 @@ def main():
         res = cmd_time_read(sys.argv[2])
     elif cmd == 'read':
         res = cmd_read(sys.argv[2])
+    elif cmd == 'delta':
+        res = cmd_delta(sys.argv[2], sys.argv[3], sys.argv[4])
     elif cmd == 'changelog':
         res = cmd_changelog(sys.argv[2], sys.argv[3])
     elif cmd == 'meta':

@@ -54,12 +54,34 @@ pub(crate) fn commit(
     let c = strata_table::Committable { identifier: i64::MAX, messages, kind, properties: None };
     let committer = table.new_commit(&user)?;
     match committer.commit(&c) {
+        Ok(strata_table::CommitOutcome::CompactionDropped(id)) => {
+            // The write landed; its compaction conflicted and is garbage. Compact its buckets again from the
+            // latest snapshot, so deletion-vector readers (which skip level 0) see the rows now; best effort,
+            // since the rows are committed either way and the next compaction takes them up.
+            write.discard(&strata_table::write::compaction_increments(&c));
+            let buckets: Vec<_> = c.messages.iter().map(|m| (m.partition.clone(), m.bucket)).collect();
+            // A compaction-only commit: it has no APPEND half, so it cannot end here again.
+            let again = write.open_buckets(&buckets).and_then(|()| write.prepare_commit_waiting());
+            let again = again.and_then(|messages| commit(table, write, messages, None));
+            match again {
+                Ok(compacted) => Ok(compacted.or(Some(id))),
+                Err(e) => {
+                    tracing::warn!(error = %e, "compacting again after a dropped compaction failed; the next compaction takes the rows up");
+                    Ok(Some(id))
+                }
+            }
+        }
         Ok(outcome) => Ok(outcome.snapshot_id()),
         Err(e) => {
-            let landed = e.kind() != ErrorKind::Conflict
-                && committer.filter_committed(&[c.identifier]).map_or(true, |left| left.is_empty());
-            if !landed {
-                write.discard(&c.messages);
+            // Remove what no snapshot holds: both halves after a conflict (a conflict never lands), else
+            // what the snapshots show did not land. When that cannot be told, nothing (orphans at worst).
+            let left = if e.kind() == ErrorKind::Conflict {
+                Some(c.messages.clone())
+            } else {
+                committer.landed(c.identifier).ok().map(|l| strata_table::write::uncommitted_messages(&c, l))
+            };
+            if let Some(left) = left {
+                write.discard(&left);
             }
             Err(e)
         }

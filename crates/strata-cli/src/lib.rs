@@ -404,6 +404,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             let tmp = std::env::temp_dir().join(format!("strata-soak-{}", uuid::Uuid::new_v4()));
             let dir = tmp.to_string_lossy().into_owned();
             let (mut runs, mut injected, mut failed_commits, mut failures) = (0u64, 0usize, 0usize, Vec::new());
+            let mut half_landed = 0usize;
             let mut s = seed;
             while started.elapsed().as_secs() < seconds {
                 let w = Workload::generate(s, commits);
@@ -412,6 +413,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
                     Ok(stats) => {
                         injected += stats.faults;
                         failed_commits += stats.failed_commits;
+                        half_landed += stats.half_landed_commits;
                     }
                     Err(d) => {
                         let small = shrink(&dir, &w, plan, 200);
@@ -430,9 +432,10 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             report(
                 json,
                 &serde_json::json!({"workloads": runs, "seconds": secs, "workloadsPerSecond": runs as f64 / secs,
-                    "faultsInjected": injected, "failedCommits": failed_commits, "failures": failures}),
+                    "faultsInjected": injected, "failedCommits": failed_commits, "halfLandedCommits": half_landed,
+                    "failures": failures}),
                 &format!(
-                    "{runs} workloads in {secs:.0}s ({:.2}/s), {injected} faults injected ({failed_commits} commits failed and recovered), {} divergences{}",
+                    "{runs} workloads in {secs:.0}s ({:.2}/s), {injected} faults injected ({failed_commits} commits failed and recovered, {half_landed} with only their APPEND snapshot), {} divergences{}",
                     runs as f64 / secs,
                     failures.len(),
                     if failures.is_empty() { String::new() } else { format!(": seeds {failures:?}") }

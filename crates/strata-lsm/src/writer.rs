@@ -164,8 +164,11 @@ pub struct CommitIncrement {
     pub compact_after: Vec<DataFileMeta>,
     /// The bucket's new deletion-vector index file.
     pub new_index_files: Vec<IndexFileMeta>,
-    /// Changelog files of this cycle (`changelog-producer = input`).
+    /// Changelog files of this cycle's flushes (`changelog-producer = input`): part of the APPEND snapshot.
     pub changelog_files: Vec<DataFileMeta>,
+    /// Changelog files of this cycle's compactions (`changelog-producer = lookup`): part of the COMPACT
+    /// snapshot, like Paimon's `CompactIncrement.changelogFiles`.
+    pub compact_changelog_files: Vec<DataFileMeta>,
     /// In deletion-vector mode: the bucket's DV index file this cycle started from (`None` inside when the
     /// bucket had none). The commit refuses to go ahead if another commit replaced it meanwhile, since this
     /// writer's compactions and vectors were computed against it.
@@ -184,6 +187,7 @@ impl CommitIncrement {
             && self.compact_after.is_empty()
             && self.new_index_files.is_empty()
             && self.changelog_files.is_empty()
+            && self.compact_changelog_files.is_empty()
     }
 }
 
@@ -231,7 +235,7 @@ pub struct MergeTreeWriter {
     trigger_count: u32,
     increment: CommitIncrement,
     bucket: i32,
-    /// Files written in this commit cycle (not yet committed): compacting them away deletes them.
+    /// Files written in this commit cycle (not yet handed over): dropping the writer removes them.
     uncommitted: Vec<String>,
     /// A compaction running on a compaction thread (merge-on-read writers only), at most one per bucket.
     in_flight: Option<Arc<JobSlot>>,
@@ -568,7 +572,7 @@ impl MergeTreeWriter {
     /// Applies a finished unit's changes in order; rewritten files are new and uncommitted.
     fn apply_all(&mut self, applied: Vec<Applied>) -> Result<()> {
         for a in applied {
-            self.increment.changelog_files.extend(a.changelog);
+            self.increment.compact_changelog_files.extend(a.changelog);
             if !a.upgrade {
                 self.uncommitted.extend(a.after.iter().map(|f| f.file_name.clone()));
             }
@@ -614,39 +618,43 @@ impl MergeTreeWriter {
             }
         }
         drop(st);
+        let same = |x: &DataFileMeta, f: &DataFileMeta| x.file_name == f.file_name && x.level == f.level;
         for f in before {
-            let uncommitted = self.uncommitted.contains(&f.file_name);
-            let kept = after.iter().any(|a| a.file_name == f.file_name);
-            if uncommitted {
-                // Never committed: it disappears from this commit, and from disk unless it was only moved.
-                self.increment.new_files.retain(|x| x.file_name != f.file_name);
-                self.increment.compact_after.retain(|x| x.file_name != f.file_name);
-                if !kept {
+            if self.increment.new_files.iter().any(|x| same(x, &f)) {
+                // Flushed in this cycle: it stays a new file, so the commit's APPEND snapshot adds it and
+                // streaming readers see the write, and its COMPACT snapshot deletes it again (Paimon's
+                // `MergeTreeWriter` keeps such a file in both `newFiles` and `compactBefore`). It stays on
+                // disk: the APPEND snapshot references it, expiration removes it later.
+                self.increment.compact_before.push(f);
+            } else if let Some(i) = self.increment.compact_after.iter().position(|x| same(x, &f)) {
+                // An output of an earlier compaction of this cycle (or a file this cycle moved up a level),
+                // compacted again: it disappears from the commit. A rewritten output is an intermediate file
+                // no snapshot will ever name, so it goes from disk too; a moved file stays, since a snapshot
+                // names it at its old level (it is in `compact_before` or `new_files` under that name).
+                self.increment.compact_after.remove(i);
+                let named_elsewhere = self
+                    .increment
+                    .compact_before
+                    .iter()
+                    .chain(&self.increment.new_files)
+                    .chain(&after)
+                    .any(|x| x.file_name == f.file_name);
+                if !named_elsewhere {
                     self.uncommitted.retain(|x| x != &f.file_name);
                     // Best effort: failing here would leave this record of the compaction half-applied;
                     // an undeleted file is an orphan that `strata clean` removes.
                     if let Err(e) = self.io.delete(&join(&self.bucket_dir, &f.file_name)) {
-                        tracing::warn!(file = f.file_name, error = %e, "cannot delete a file compacted away before its commit");
+                        tracing::warn!(file = f.file_name, error = %e, "cannot delete an intermediate compaction output");
                     }
                 }
-            } else if let Some(i) =
-                self.increment.compact_after.iter().position(|x| x.file_name == f.file_name && x.level == f.level)
-            {
-                // A committed file this cycle moved up a level (an upgrade), compacted again: its delete at the
-                // old level is already in `compact_before` and the move disappears. The file stays on disk: the
-                // last snapshot holds it (Paimon's `MergeTreeWriter.updateCompactResult` does the same).
-                self.increment.compact_after.remove(i);
             } else {
                 self.increment.compact_before.push(f);
             }
         }
         for a in after {
-            if self.increment.new_files.iter().any(|x| x.file_name == a.file_name)
-                || self.increment.compact_after.iter().any(|x| x.file_name == a.file_name)
-            {
-                continue;
+            if !self.increment.compact_after.iter().any(|x| same(x, &a)) {
+                self.increment.compact_after.push(a);
             }
-            self.increment.compact_after.push(a);
         }
         Ok(())
     }
@@ -1154,6 +1162,7 @@ impl Drop for MergeTreeWriter {
             .uncommitted
             .iter()
             .chain(self.increment.changelog_files.iter().map(|f| &f.file_name))
+            .chain(self.increment.compact_changelog_files.iter().map(|f| &f.file_name))
             .map(|name| join(&self.bucket_dir, name))
             .collect();
         remove_files(&self.io, &unclaimed);
@@ -1188,8 +1197,8 @@ mod tests {
 
     /// Within one commit cycle, a committed file moved up a level and then compacted with another file
     /// leaves one delete (at its committed level) and the compaction's output; it is not deleted from disk,
-    /// since the last snapshot holds it. A file flushed in the cycle and compacted away leaves nothing and is
-    /// deleted.
+    /// since the last snapshot holds it. A file flushed in the cycle and compacted away stays a new file (the
+    /// APPEND snapshot adds it) and is deleted by the compaction (the COMPACT snapshot): it stays on disk.
     #[test]
     fn a_committed_file_upgraded_then_compacted_in_one_cycle_is_deleted_once_at_its_committed_level() {
         let schema = crate::test_util::schema("v", DataType::bigint());
@@ -1219,12 +1228,15 @@ mod tests {
         w.apply(vec![c0.clone()], vec![c3.clone()], true).unwrap();
         let d3 = meta("d.parquet", 3, 0, 9);
         w.uncommitted.push(d3.file_name.clone());
-        w.apply(vec![c3, e0], vec![d3.clone()], false).unwrap();
+        w.apply(vec![c3, e0.clone()], vec![d3.clone()], false).unwrap();
         let names = |v: &[DataFileMeta]| v.iter().map(|f| (f.file_name.clone(), f.level)).collect::<Vec<_>>();
-        assert_eq!(names(&w.increment.compact_before), names(&[c0]));
+        assert_eq!(names(&w.increment.compact_before), names(&[c0, e0.clone()]));
         assert_eq!(names(&w.increment.compact_after), names(&[d3]));
-        assert!(w.increment.new_files.is_empty());
+        assert_eq!(names(&w.increment.new_files), names(&[e0]));
         assert!(io.exists("/t/bucket-0/c.parquet").unwrap(), "the committed file was deleted");
-        assert!(!io.exists("/t/bucket-0/e.parquet").unwrap(), "the never-committed file was left behind");
+        assert!(
+            io.exists("/t/bucket-0/e.parquet").unwrap(),
+            "the flushed file, which the APPEND snapshot adds, was deleted"
+        );
     }
 }

@@ -5,8 +5,13 @@
 //! only arbiter between concurrent committers. Losing the race means: clean up what this attempt wrote,
 //! re-read the new latest snapshot, re-check conflicts, retry with backoff.
 //!
-//! Strata commits new data files, compaction results and deletion-vector index files of one write in
-//! **one** snapshot, so a reader never sees data files without the vectors that describe them.
+//! Like Paimon, one commit call makes up to two snapshots under the same user and identifier: an `APPEND`
+//! snapshot with the write's new level-0 files (and input changelog), then a `COMPACT` snapshot with what
+//! the compaction replaced and produced and the deletion-vector index changes. Incremental and streaming
+//! readers follow `APPEND` snapshots' delta files, so every write reaches them, even one the same commit
+//! compacted away. Deletion-vector readers skip level 0, so the `APPEND` snapshot shows them nothing new
+//! until the `COMPACT` one lands: no snapshot shows rows without the vectors that describe them. A message
+//! with only one half makes one snapshot.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -17,10 +22,11 @@ use strata_io::FileIO;
 use strata_spec::binary_row::compare_rows;
 use strata_spec::snapshot::SNAPSHOT_VERSION;
 use strata_spec::{
-    BinaryRow, CommitKind, DataFileMeta, DataType, Datum, Error, FileKind, IndexFileMeta, IndexManifestEntry,
-    ManifestEntry, ManifestFileMeta, Result, Snapshot,
+    BinaryRow, CommitKind, DataFileMeta, DataType, Datum, Error, FileKind, IndexManifestEntry, ManifestEntry,
+    ManifestFileMeta, Result, Snapshot,
 };
 
+pub use crate::commit_message::{AbsorbedFiles, CommitMessage};
 use crate::manifest_io::{merge_into, LiveFiles, ManifestStore};
 use crate::snapshot_manager::SnapshotManager;
 
@@ -30,110 +36,6 @@ pub const WRITER_VERSION: &str = concat!("strata-", env!("CARGO_PKG_VERSION"));
 /// When the base manifest list names more files than this, the commit rewrites them into a compact set
 /// (Paimon's `manifest.merge-min-count`, default 30).
 pub const MANIFEST_MERGE_MIN_COUNT: usize = 30;
-
-/// The changes one writer made to one (partition, bucket).
-#[derive(Debug, Clone, Default)]
-pub struct CommitMessage {
-    /// Partition.
-    pub partition: BinaryRow,
-    /// Bucket.
-    pub bucket: i32,
-    /// Number of buckets of the table.
-    pub total_buckets: i32,
-    /// New files from writes (ADD).
-    pub new_files: Vec<DataFileMeta>,
-    /// Files a compaction replaced (DELETE).
-    pub compact_before: Vec<DataFileMeta>,
-    /// Files a compaction produced (ADD).
-    pub compact_after: Vec<DataFileMeta>,
-    /// New index files; a DV index file replaces the bucket's previous one.
-    pub new_index_files: Vec<IndexFileMeta>,
-    /// Index files removed without a replacement.
-    pub deleted_index_files: Vec<IndexFileMeta>,
-    /// Changelog files (`changelog-producer`): listed in the snapshot's changelog manifest list, for
-    /// streaming readers; batch reads never see them.
-    pub changelog_files: Vec<DataFileMeta>,
-    /// The bucket's deletion-vector index file the writer worked from (`Some(None)`: it had none). When set
-    /// and the message compacts or replaces vectors, the commit conflicts if the latest snapshot holds a
-    /// different one: another writer changed the bucket's deletion vectors, and committing would drop them
-    /// (the failure behind Paimon issue 4588).
-    pub expected_dv_index: Option<Option<String>>,
-    /// The first sequence number the writer gave a row of this message (`None`: the message holds no new
-    /// rows, only compactions). The commit is a conflict when the bucket already holds a row at or above it:
-    /// another writer committed rows there since this writer began, and this later commit's rows would sort
-    /// below them and be shadowed, so an acknowledged write would silently lose.
-    pub first_new_sequence: Option<i64>,
-    /// Dynamic-bucket tables: when the message carries a new hash index file, the partition's hash index
-    /// files (bucket, name) the writer placed its new keys by. The commit conflicts if the latest snapshot
-    /// lists others: another writer assigned keys there meanwhile (`crate::dynamic_bucket::check_unchanged`).
-    pub expected_hash_index: Option<crate::dynamic_bucket::HashIndexListing>,
-}
-
-impl CommitMessage {
-    /// Whether the message changes nothing.
-    pub fn is_empty(&self) -> bool {
-        self.new_files.is_empty()
-            && self.compact_before.is_empty()
-            && self.compact_after.is_empty()
-            && self.new_index_files.is_empty()
-            && self.deleted_index_files.is_empty()
-            && self.changelog_files.is_empty()
-    }
-
-    /// Folds `later`, a newer message of the same (partition, bucket) from the same writer, into this one,
-    /// so that committing the result equals committing both in order. A file this message adds and `later`
-    /// compacts away cancels out (the commit's conflict check, like Paimon's, requires a deleted file to be
-    /// live in the snapshot it commits on, which such a file never was). A newer index file of a type
-    /// replaces this message's one, and the base deletion-vector index stays this message's: that is the
-    /// one the snapshot holds.
-    ///
-    /// Returns what nothing references any more: names of data files that were added and compacted away,
-    /// and index files that were replaced. They were never committed; the caller removes them.
-    pub fn absorb(&mut self, later: CommitMessage) -> AbsorbedFiles {
-        let mut dropped = AbsorbedFiles::default();
-        let same = |a: &DataFileMeta, b: &DataFileMeta| a.file_name == b.file_name && a.level == b.level;
-        for f in later.compact_before {
-            if let Some(i) = self.new_files.iter().position(|x| same(x, &f)) {
-                dropped.data_files.push(self.new_files.remove(i).file_name);
-            } else if let Some(i) = self.compact_after.iter().position(|x| same(x, &f)) {
-                let moved = self.compact_after.remove(i);
-                // A compaction output is this writer's own; a committed file moved up a level (an upgrade:
-                // its old level is in `compact_before`) is still in the snapshot and stays on disk.
-                if !self.compact_before.iter().any(|x| x.file_name == moved.file_name) {
-                    dropped.data_files.push(moved.file_name);
-                }
-            } else {
-                self.compact_before.push(f);
-            }
-        }
-        self.new_files.extend(later.new_files);
-        self.compact_after.extend(later.compact_after);
-        // An upgrade keeps the file under a new level: while anything names it, it stays.
-        dropped.data_files.retain(|name| {
-            !self.new_files.iter().chain(&self.compact_after).chain(&self.compact_before).any(|x| &x.file_name == name)
-        });
-        for f in later.new_index_files {
-            let replaced: Vec<IndexFileMeta> =
-                self.new_index_files.iter().filter(|x| x.index_type == f.index_type).cloned().collect();
-            self.new_index_files.retain(|x| x.index_type != f.index_type);
-            dropped.index_files.extend(replaced.into_iter().map(|x| x.file_name));
-            self.new_index_files.push(f);
-        }
-        self.deleted_index_files.extend(later.deleted_index_files);
-        self.changelog_files.extend(later.changelog_files);
-        if self.expected_dv_index.is_none() {
-            self.expected_dv_index = later.expected_dv_index;
-        }
-        if self.expected_hash_index.is_none() {
-            self.expected_hash_index = later.expected_hash_index;
-        }
-        self.first_new_sequence = match (self.first_new_sequence, later.first_new_sequence) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        dropped
-    }
-}
 
 /// Commit order is the order readers see: a message's new rows must sort above every row its bucket holds.
 /// A writer numbers rows from the bucket's largest sequence number when it began; if another writer
@@ -165,15 +67,6 @@ fn check_sequence_order(live: &LiveFiles, c: &Committable) -> Result<()> {
     Ok(())
 }
 
-/// Files that [`CommitMessage::absorb`] left unreferenced.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct AbsorbedFiles {
-    /// Data files (in the message's bucket directory) added and compacted away before any commit.
-    pub data_files: Vec<String>,
-    /// Index files (in the table's index directory) replaced before any commit.
-    pub index_files: Vec<String>,
-}
-
 /// A set of messages committed together under one identifier.
 #[derive(Debug, Clone, Default)]
 pub struct Committable {
@@ -194,6 +87,11 @@ pub enum CommitOutcome {
     Committed(i64),
     /// A snapshot with this user and identifier already exists (an earlier attempt landed).
     AlreadyCommitted(i64),
+    /// The write's APPEND snapshot `id` landed, but its compaction conflicted with a concurrent commit (the
+    /// files it replaces or the deletion vectors it worked from changed) and was not committed: the rows
+    /// are committed, in level 0, where the next compaction takes them up; the compaction's outputs and
+    /// index files are garbage, and the writer's view of the bucket is stale.
+    CompactionDropped(i64),
     /// Nothing to commit; no snapshot was made.
     Empty,
 }
@@ -202,8 +100,35 @@ impl CommitOutcome {
     /// The snapshot holding the commit, if one was made.
     pub fn snapshot_id(&self) -> Option<i64> {
         match self {
-            CommitOutcome::Committed(id) | CommitOutcome::AlreadyCommitted(id) => Some(*id),
+            CommitOutcome::Committed(id)
+            | CommitOutcome::AlreadyCommitted(id)
+            | CommitOutcome::CompactionDropped(id) => Some(*id),
             CommitOutcome::Empty => None,
+        }
+    }
+}
+
+/// The snapshots holding each half of one commit (see [`FileStoreCommit::landed`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Landed {
+    /// The APPEND snapshot (or a snapshot of another non-COMPACT kind forced by the commit).
+    pub append: Option<i64>,
+    /// The COMPACT snapshot.
+    pub compact: Option<i64>,
+}
+
+impl Landed {
+    /// Whether any half landed.
+    pub fn any(&self) -> bool {
+        self.append.is_some() || self.compact.is_some()
+    }
+
+    /// The snapshot of the half a snapshot of `kind` holds.
+    pub fn of(&self, kind: CommitKind) -> Option<i64> {
+        if kind == CommitKind::Compact {
+            self.compact
+        } else {
+            self.append
         }
     }
 }
@@ -266,14 +191,105 @@ impl FileStoreCommit {
         &self.commit_user
     }
 
-    /// Commits `c` in one new snapshot, retrying lost races. On error no snapshot holds the commit (unless
-    /// the error says the outcome is unknown: an I/O error while creating the snapshot file that could not
-    /// be resolved by reading it back) and the files this call wrote are removed.
+    /// Commits `c`: an APPEND snapshot with its messages' data increments, then a COMPACT snapshot with their
+    /// compaction increments (either alone when the other is empty; one snapshot of `c.kind` when the kind
+    /// is forced), each retrying lost races. On error no snapshot holds the failed half (unless the error
+    /// says the outcome is unknown: an I/O error while creating the snapshot file that could not be
+    /// resolved by reading it back) and the files this call wrote for it are removed. Call
+    /// [`recommit`](Self::recommit) to retry a commit whose earlier call failed.
     pub fn commit(&self, c: &Committable) -> Result<CommitOutcome> {
+        self.commit_halves(c, Landed::default())
+    }
+
+    /// Commits `c` again after a call that failed, committing only the halves that did not land (found by
+    /// this user's identifier and the snapshot kind), so nothing is committed twice: a crash or error
+    /// between the APPEND and the COMPACT snapshot leaves the APPEND one, and this commits the COMPACT one.
+    pub fn recommit(&self, c: &Committable) -> Result<CommitOutcome> {
+        let landed = self.landed(c.identifier)?;
+        let outcome = self.commit_halves(c, landed)?;
+        Ok(match outcome {
+            CommitOutcome::Committed(id) if landed.any() => CommitOutcome::Committed(id),
+            CommitOutcome::Empty => match landed.compact.or(landed.append) {
+                Some(id) => CommitOutcome::AlreadyCommitted(id),
+                None => CommitOutcome::Empty,
+            },
+            other => other,
+        })
+    }
+
+    /// Which halves of the commit `identifier` of this user are in snapshots, scanning back from the latest
+    /// snapshot to the user's previous commit (identifiers of one user increase).
+    pub fn landed(&self, identifier: i64) -> Result<Landed> {
+        let mut landed = Landed::default();
+        let (Some(latest), Some(earliest)) = (self.snapshots.latest_id()?, self.snapshots.earliest_id()?) else {
+            return Ok(landed);
+        };
+        for id in (earliest..=latest).rev() {
+            let s = match self.snapshots.snapshot(id) {
+                Ok(s) => s,
+                Err(e) if e.kind() == strata_spec::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            if s.commit_user != self.commit_user {
+                continue;
+            }
+            if s.commit_identifier < identifier {
+                break;
+            }
+            if s.commit_identifier == identifier {
+                match s.commit_kind {
+                    CommitKind::Compact => landed.compact = landed.compact.or(Some(id)),
+                    _ => landed.append = landed.append.or(Some(id)),
+                }
+            }
+        }
+        Ok(landed)
+    }
+
+    fn commit_halves(&self, c: &Committable, landed: Landed) -> Result<CommitOutcome> {
         if c.messages.iter().all(CommitMessage::is_empty) {
             return Ok(CommitOutcome::Empty);
         }
-        let _span = tracing::info_span!("commit", user = %self.commit_user, identifier = c.identifier).entered();
+        if let Some(kind) = c.kind {
+            // One snapshot of the forced kind, holding everything.
+            if let Some(id) = landed.of(kind) {
+                return Ok(CommitOutcome::AlreadyCommitted(id));
+            }
+            return self.commit_one(c, kind);
+        }
+        let half = |f: fn(&CommitMessage) -> CommitMessage| Committable {
+            identifier: c.identifier,
+            messages: c.messages.iter().map(f).filter(|m| !m.is_empty()).collect(),
+            kind: None,
+            properties: c.properties.clone(),
+        };
+        let (data, compaction) = (half(CommitMessage::data_increment), half(CommitMessage::compact_increment));
+        let mut outcome = CommitOutcome::Empty;
+        if !data.messages.is_empty() && landed.append.is_none() {
+            outcome = self.commit_one(&data, CommitKind::Append)?;
+        }
+        if compaction.messages.is_empty() || landed.compact.is_some() {
+            return Ok(outcome);
+        }
+        match self.commit_one(&compaction, CommitKind::Compact) {
+            Err(e) if e.kind() == strata_spec::ErrorKind::Conflict => {
+                match outcome.snapshot_id().or(landed.append) {
+                    // The write is committed; only its compaction is lost (the next one redoes it).
+                    Some(append) => {
+                        tracing::warn!(append, error = %e, "the compaction of a committed write conflicted; it was not committed");
+                        Ok(CommitOutcome::CompactionDropped(append))
+                    }
+                    None => Err(e),
+                }
+            }
+            compacted => compacted,
+        }
+    }
+
+    /// Commits `c` in one new snapshot of `kind`, retrying lost races.
+    fn commit_one(&self, c: &Committable, kind: CommitKind) -> Result<CommitOutcome> {
+        let _span =
+            tracing::info_span!("commit", user = %self.commit_user, identifier = c.identifier, kind = ?kind).entered();
         let started = Instant::now();
         let mut retries = 0u32;
         // Snapshots up to this id were checked (or predate the commit) for our own earlier attempt.
@@ -284,7 +300,7 @@ impl FileStoreCommit {
             let latest = self.snapshots.latest()?;
             let latest_id = latest.as_ref().map_or(0, |s| s.id);
             if let Some(from) = checked_up_to {
-                if let Some(id) = self.find_own_commit(from + 1, latest_id, c.identifier)? {
+                if let Some(id) = self.find_own_commit(from + 1, latest_id, c.identifier, kind)? {
                     return Ok(CommitOutcome::AlreadyCommitted(id));
                 }
             }
@@ -305,7 +321,7 @@ impl FileStoreCommit {
             }
 
             let mut written = Vec::new();
-            let attempt = match self.prepare(latest.as_ref(), c, &delta, &mut written) {
+            let attempt = match self.prepare(latest.as_ref(), c, kind, &delta, &mut written) {
                 Ok(a) => a,
                 Err(e) => {
                     self.clean_up(&written);
@@ -342,7 +358,7 @@ impl FileStoreCommit {
                 // The winner may have been our own earlier attempt of this call: impossible, since attempts of
                 // one call are sequential; but a concurrent duplicate call could have landed it.
                 let now = self.snapshots.latest_id()?.unwrap_or(0);
-                if let Some(id) = self.find_own_commit(latest_id + 1, now, c.identifier)? {
+                if let Some(id) = self.find_own_commit(latest_id + 1, now, c.identifier, kind)? {
                     return Ok(CommitOutcome::AlreadyCommitted(id));
                 }
                 return Err(Error::Conflict {
@@ -387,10 +403,17 @@ impl FileStoreCommit {
         std::thread::sleep(Duration::from_millis(wait));
     }
 
-    fn find_own_commit(&self, from: i64, to: i64, identifier: i64) -> Result<Option<i64>> {
+    fn find_own_commit(&self, from: i64, to: i64, identifier: i64, kind: CommitKind) -> Result<Option<i64>> {
+        let same_half = |k: CommitKind| (k == CommitKind::Compact) == (kind == CommitKind::Compact);
         for id in from.max(1)..=to {
             match self.snapshots.snapshot(id) {
-                Ok(s) if s.commit_user == self.commit_user && s.commit_identifier == identifier => return Ok(Some(id)),
+                Ok(s)
+                    if s.commit_user == self.commit_user
+                        && s.commit_identifier == identifier
+                        && same_half(s.commit_kind) =>
+                {
+                    return Ok(Some(id))
+                }
                 Ok(_) => {}
                 // Expired in between: it cannot be ours, ours is newer than our first read.
                 Err(e) if e.kind() == strata_spec::ErrorKind::NotFound => {}
@@ -523,6 +546,7 @@ impl FileStoreCommit {
         &self,
         latest: Option<&Snapshot>,
         c: &Committable,
+        kind: CommitKind,
         delta: &[ManifestEntry],
         written: &mut Vec<String>,
     ) -> Result<Attempt> {
@@ -549,7 +573,7 @@ impl FileStoreCommit {
             .messages
             .iter()
             .flat_map(|m| {
-                m.changelog_files.iter().map(move |f| ManifestEntry {
+                m.changelog_files.iter().chain(&m.compact_changelog_files).map(move |f| ManifestEntry {
                     kind: FileKind::Add,
                     partition: m.partition.clone(),
                     bucket: m.bucket,
@@ -568,11 +592,6 @@ impl FileStoreCommit {
 
         let added: i64 = delta.iter().filter(|e| e.kind == FileKind::Add).map(|e| e.file.row_count).sum();
         let deleted: i64 = delta.iter().filter(|e| e.kind == FileKind::Delete).map(|e| e.file.row_count).sum();
-        let kind = c.kind.unwrap_or(if c.messages.iter().any(|m| !m.new_files.is_empty()) {
-            CommitKind::Append
-        } else {
-            CommitKind::Compact
-        });
         let snapshot = Snapshot {
             version: SNAPSHOT_VERSION,
             uuid: Some(uuid::Uuid::new_v4().to_string()),

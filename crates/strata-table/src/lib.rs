@@ -5,6 +5,7 @@ pub mod alter;
 pub mod bucket_mode;
 pub mod catalog;
 pub mod commit;
+pub mod commit_message;
 pub mod dynamic_bucket;
 pub mod inspect;
 pub mod maintenance;
@@ -24,7 +25,7 @@ pub mod write;
 
 pub use alter::AlterTable;
 pub use catalog::FileSystemCatalog;
-pub use commit::{CommitMessage, CommitOutcome, Committable, FileStoreCommit, RetryPolicy};
+pub use commit::{CommitMessage, CommitOutcome, Committable, FileStoreCommit, Landed, RetryPolicy};
 pub use manifest_io::ManifestStore;
 pub use schema_manager::SchemaManager;
 pub use snapshot_manager::SnapshotManager;

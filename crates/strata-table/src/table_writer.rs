@@ -1,16 +1,17 @@
-//! `TableWriter`: the key-value writer for programs embedding Strata (single rows and Arrow batches, one
-//! snapshot per `commit`), on top of [`TableWrite`].
+//! `TableWriter`: the key-value writer for programs embedding Strata (single rows and Arrow batches; each
+//! `commit` an APPEND snapshot and, when it compacted, a COMPACT one), on top of [`TableWrite`].
 
 use arrow_array::RecordBatch;
 use strata_format::RowKind;
-use strata_spec::{DataType, Error, Result};
+use strata_spec::{BinaryRow, DataType, Error, Result};
 
+use crate::commit_message::CommitMessage;
 use crate::table::Table;
 use crate::write::TableWrite;
 
 /// A key-value writer for programs embedding Strata: single rows (`put`, `delete`) and Arrow batches, then
-/// `commit` (one snapshot per commit, identifiers increasing per writer so a restarted writer can tell
-/// what landed).
+/// `commit` (an APPEND and maybe a COMPACT snapshot per commit, identifiers increasing per writer so a
+/// restarted writer can tell what landed).
 pub struct TableWriter {
     write: TableWrite,
     commit_user: String,
@@ -35,6 +36,11 @@ impl TableWriter {
             pending: None,
             kinds: Vec::new(),
         })
+    }
+
+    /// The identifier the next commit gets (with the commit user, what identifies its snapshots).
+    pub fn next_identifier(&self) -> i64 {
+        self.next_identifier
     }
 
     fn push(&mut self, row: Vec<Option<strata_spec::Datum>>, kind: RowKind) -> Result<()> {
@@ -131,6 +137,9 @@ impl TableWriter {
                 if outcome.snapshot_id().is_some() {
                     self.next_identifier += 1;
                 }
+                if let crate::commit::CommitOutcome::CompactionDropped(id) = outcome {
+                    return Ok(self.compact_again(&c).or(Some(id)));
+                }
                 Ok(outcome.snapshot_id())
             }
             // A conflict never lands (the commit checks before it creates the snapshot, and looks for its own
@@ -150,6 +159,34 @@ impl TableWriter {
         }
     }
 
+    /// After the compaction of `c` was dropped (its APPEND snapshot landed, its COMPACT half conflicted with
+    /// another commit): its files are garbage and the bucket writers, which counted it as done, are stale.
+    /// Discards them and compacts `c`'s buckets again from the latest snapshot, so the rows the APPEND
+    /// snapshot left in level 0 reach deletion-vector readers (which skip level 0) now, not at some later
+    /// commit. Best effort: the rows are committed either way, and a failed compaction is the next one's to
+    /// do. Returns the new snapshot, if one was made.
+    fn compact_again(&mut self, c: &crate::commit::Committable) -> Option<i64> {
+        self.write.discard(&compaction_increments(c));
+        let buckets: Vec<(BinaryRow, i32)> = c.messages.iter().map(|m| (m.partition.clone(), m.bucket)).collect();
+        let compacted =
+            self.write.open_buckets(&buckets).and_then(|()| self.write.prepare_commit_waiting()).and_then(|messages| {
+                let again = crate::commit::Committable {
+                    identifier: self.next_identifier,
+                    messages,
+                    kind: None,
+                    properties: None,
+                };
+                self.commit_or_keep(again)
+            });
+        match compacted {
+            Ok(id) => id,
+            Err(e) => {
+                tracing::warn!(error = %e, "compacting again after a dropped compaction failed; the next compaction takes the rows up");
+                None
+            }
+        }
+    }
+
     /// Retries a commit that failed earlier, unless it landed after all (its identifier is committed).
     fn commit_pending(&mut self) -> Result<Option<i64>> {
         let Some(c) = self.pending.take() else { return Ok(None) };
@@ -160,14 +197,29 @@ impl TableWriter {
                 return Err(e);
             }
         };
-        match committer.filter_committed(&[c.identifier]) {
-            Ok(left) if left.is_empty() => {
+        // Commits only the halves (APPEND, COMPACT) that did not land, so nothing lands twice.
+        match committer.recommit(&c) {
+            Ok(crate::commit::CommitOutcome::AlreadyCommitted(_)) => {
                 // It landed although the call reported an error: nothing to do (its snapshot is not this
                 // call's).
                 self.next_identifier = self.next_identifier.max(c.identifier + 1);
                 Ok(None)
             }
-            Ok(_) => self.commit_or_keep(c),
+            Ok(crate::commit::CommitOutcome::CompactionDropped(id)) => {
+                self.next_identifier = self.next_identifier.max(c.identifier + 1);
+                Ok(self.compact_again(&c).or(Some(id)))
+            }
+            Ok(outcome) => {
+                self.next_identifier = self.next_identifier.max(c.identifier + 1);
+                Ok(outcome.snapshot_id())
+            }
+            Err(e) if e.kind() == strata_spec::ErrorKind::Conflict => {
+                // Neither half landed (a landed APPEND half makes a conflicting compaction `CompactionDropped`).
+                self.write.discard(&c.messages);
+                self.rows.clear();
+                self.kinds.clear();
+                Err(e)
+            }
             Err(e) => {
                 self.pending = Some(c);
                 Err(e)
@@ -181,12 +233,8 @@ impl TableWriter {
         self.flush_rows()?;
         self.write.open_all_buckets()?;
         let messages = self.write.prepare_commit_with(full, None)?;
-        let c = crate::commit::Committable {
-            identifier: self.next_identifier,
-            messages,
-            kind: Some(strata_spec::CommitKind::Compact),
-            properties: None,
-        };
+        // Rows still buffered get their APPEND snapshot; the compaction its COMPACT one.
+        let c = crate::commit::Committable { identifier: self.next_identifier, messages, kind: None, properties: None };
         self.commit_or_keep(c)
     }
 }
@@ -196,14 +244,35 @@ impl Drop for TableWriter {
     /// that a writer giving up after a failure (a full disk, say) does not leave the disk full of orphans.
     fn drop(&mut self) {
         let Some(c) = self.pending.take() else { return };
-        let not_committed = self
-            .write
-            .table()
-            .new_commit(&self.commit_user)
-            .and_then(|committer| committer.filter_committed(&[c.identifier]))
-            .is_ok_and(|left| !left.is_empty());
-        if not_committed {
-            self.write.discard(&c.messages);
+        let landed =
+            self.write.table().new_commit(&self.commit_user).and_then(|committer| committer.landed(c.identifier));
+        // When it cannot be told what landed, nothing is removed (orphans at worst).
+        if let Ok(landed) = landed {
+            self.write.discard(&uncommitted_messages(&c, landed));
+        }
+    }
+}
+
+/// The compaction halves of `c`'s messages (what a dropped compaction leaves as garbage).
+pub fn compaction_increments(c: &crate::commit::Committable) -> Vec<CommitMessage> {
+    c.messages.iter().map(CommitMessage::compact_increment).collect()
+}
+
+/// The parts of `c` no snapshot holds, given which halves `landed`: what a commit given up on leaves to
+/// remove.
+pub fn uncommitted_messages(c: &crate::commit::Committable, landed: crate::commit::Landed) -> Vec<CommitMessage> {
+    match c.kind {
+        Some(kind) if landed.of(kind).is_some() => Vec::new(),
+        Some(_) => c.messages.clone(),
+        None => {
+            let mut out = Vec::new();
+            if landed.append.is_none() {
+                out.extend(c.messages.iter().map(CommitMessage::data_increment));
+            }
+            if landed.compact.is_none() {
+                out.extend(compaction_increments(c));
+            }
+            out
         }
     }
 }

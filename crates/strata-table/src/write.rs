@@ -20,7 +20,7 @@ use crate::dynamic_bucket::DynamicBuckets;
 use crate::paths::partition_path;
 use crate::table::Table;
 
-pub use crate::table_writer::TableWriter;
+pub use crate::table_writer::{compaction_increments, uncommitted_messages, TableWriter};
 
 /// The base snapshot's live files by (serialized partition, bucket).
 type LiveByBucket = BTreeMap<(Vec<u8>, i32), Vec<ManifestEntry>>;
@@ -351,6 +351,14 @@ impl TableWrite {
         Ok(())
     }
 
+    /// Opens a writer for each of `buckets` (partition, bucket), so a compaction reaches them.
+    pub fn open_buckets(&mut self, buckets: &[(BinaryRow, i32)]) -> Result<()> {
+        for (p, b) in buckets {
+            self.writer(p, *b)?;
+        }
+        Ok(())
+    }
+
     /// Opens a writer for every bucket that has files, so a compaction reaches all of them.
     ///
     /// In a postpone-bucket table the postponed files' rows are replayed, in commit order, into the real
@@ -537,6 +545,7 @@ impl TableWrite {
                                     deleted_index_files: Vec::new(),
                                     expected_dv_index: inc.dv_index_base,
                                     changelog_files: inc.changelog_files,
+                                    compact_changelog_files: inc.compact_changelog_files,
                                     first_new_sequence: inc.first_new_sequence,
                                     expected_hash_index: None,
                                 });
@@ -581,9 +590,18 @@ impl TableWrite {
                     continue;
                 }
             };
-            // A compaction output named in `compact_before` too is an upgrade: a committed file, not ours.
-            let ours = |f: &&strata_spec::DataFileMeta| !m.compact_before.iter().any(|b| b.file_name == f.file_name);
-            let data = m.new_files.iter().chain(&m.compact_after).chain(&m.changelog_files).filter(ours);
+            // A compaction output named in `compact_before` too is an upgrade: a committed file, not ours,
+            // unless it is one of the message's new files moved up.
+            let named = |v: &[strata_spec::DataFileMeta], f: &strata_spec::DataFileMeta| {
+                v.iter().any(|b| b.file_name == f.file_name)
+            };
+            let ours = |f: &&strata_spec::DataFileMeta| !named(&m.compact_before, f) || named(&m.new_files, f);
+            let data = m
+                .new_files
+                .iter()
+                .chain(&m.changelog_files)
+                .chain(&m.compact_changelog_files)
+                .chain(m.compact_after.iter().filter(ours));
             let unreferenced = |name: &String| !referenced.contains(name);
             let mut paths: Vec<String> =
                 data.map(|f| &f.file_name).filter(|n| unreferenced(n)).map(|n| strata_io::join(&dir, n)).collect();

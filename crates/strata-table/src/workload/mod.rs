@@ -229,6 +229,9 @@ pub struct ReplayStats {
     pub faults: usize,
     /// Commits that failed under a fault (and were found landed or not).
     pub failed_commits: usize,
+    /// Failed commits found with their APPEND snapshot but no COMPACT one (half landed, or a write that
+    /// compacted nothing); the replayer compacts after each.
+    pub half_landed_commits: usize,
 }
 
 /// Failing storage operations during commits: with probability `rate`, a commit gets one fault at a

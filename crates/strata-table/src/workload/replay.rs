@@ -105,6 +105,7 @@ pub fn replay(
                     r.faulty.fail_at(k, fault, Some(OpKind::Mutate));
                 }
                 let before_latest = r.table.snapshot_manager().latest_id()?;
+                let identifier = r.writer()?.next_identifier();
                 let result = r.writer()?.commit();
                 let injected = plan.is_some() && r.faulty.count() > plan.map_or(0, |p| p.0);
                 r.faulty.disarm();
@@ -118,17 +119,10 @@ pub fn replay(
                         stats.commits += 1;
                     }
                     Err(e) if injected => {
-                        // The commit may or may not have landed: reopen and see which.
                         stats.failed_commits += 1;
-                        r.reopen()?;
-                        let latest = r.table.snapshot_manager().latest_id()?;
-                        let got = r.scan().map_err(|e| Error::invalid("replay", e.to_string()))?;
-                        if latest != before_latest && got == after {
-                            r.model = after;
-                        } else if got != r.model {
-                            return Ok(Err(div(format!(
-                                "after a failed commit ({e}) the table is neither at the previous nor the new state"
-                            ))));
+                        match recover_failed_commit(&mut r, &e, after, before_latest, identifier)? {
+                            Ok(half_landed) => stats.half_landed_commits += usize::from(half_landed),
+                            Err(message) => return Ok(Err(div(message))),
                         }
                     }
                     Err(e) => return Ok(Err(div(format!("commit failed without a fault: {e}")))),
@@ -264,6 +258,37 @@ fn evolve(table: &Table, change: &Evolution, s_name: &mut String) -> Result<Tabl
             table.alter_options(&set, &[], false)
         }
     }
+}
+
+/// After a commit that failed under an injected fault: reopens the table and decides whether the commit
+/// landed, from the merge-on-read view (level 0 included), since after a half-landed commit of a
+/// deletion-vector table the rows are committed but in level 0, which raw reads skip. The model moves to
+/// `after` when it landed. When the APPEND snapshot landed without a COMPACT one (a half-landed commit, or a
+/// write that compacted nothing), compacts: level 0 must be taken up, making raw reads and the lookup
+/// changelog whole again. Returns whether it was so (`Err` inside: the divergence found).
+fn recover_failed_commit(
+    r: &mut Runner,
+    e: &Error,
+    after: Model,
+    before_latest: Option<i64>,
+    identifier: i64,
+) -> Result<std::result::Result<bool, String>> {
+    r.reopen()?;
+    let latest = r.table.snapshot_manager().latest_id()?;
+    let merged = r.scan_merged().map_err(|e| Error::invalid("replay", e.to_string()))?;
+    if latest != before_latest && merged == after {
+        r.model = after;
+    } else if merged != r.model {
+        return Ok(Err(format!("after a failed commit ({e}) the table is neither at the previous nor the new state")));
+    }
+    let landed = r.table.new_commit(super::runner::REPLAY_USER)?.landed(identifier)?;
+    if landed.append.is_none() || landed.compact.is_some() {
+        return Ok(Ok(false));
+    }
+    if let Err(e) = r.writer()?.compact(false) {
+        return Ok(Err(format!("the compaction after a half-landed commit failed: {e}")));
+    }
+    Ok(Ok(true))
 }
 
 /// Shrinks a failing workload: drops chunks of steps while it still diverges (at most `budget` replays).

@@ -72,10 +72,13 @@ pub(super) fn key_of(k: &Key) -> (String, i64) {
     (k.p.clone().unwrap_or_default(), k.id)
 }
 
+/// The commit user of the replayer's writer.
+pub(super) const REPLAY_USER: &str = "replay";
+
 impl Runner {
     pub(super) fn writer(&mut self) -> Result<&mut TableWriter> {
         if self.writer.is_none() {
-            self.writer = Some(TableWriter::new(&self.table, "replay")?);
+            self.writer = Some(TableWriter::new(&self.table, REPLAY_USER)?);
         }
         self.writer.as_mut().ok_or_else(|| Error::invalid("replay", "no writer"))
     }
@@ -112,8 +115,18 @@ impl Runner {
         Ok(())
     }
 
+    /// The rows a reader sees (raw reads of deletion-vector tables skip level 0).
     pub(super) fn scan(&self) -> Result<Model> {
-        let r = ReadBuilder::new(&self.table).read()?;
+        self.scan_with(ReadBuilder::new(&self.table))
+    }
+
+    /// The rows the committed files hold, level 0 included: the merge-on-read view, whatever the table's mode.
+    pub(super) fn scan_merged(&self) -> Result<Model> {
+        self.scan_with(ReadBuilder::new(&self.table).merge_on_read(true))
+    }
+
+    fn scan_with(&self, read: ReadBuilder) -> Result<Model> {
+        let r = read.read()?;
         let mut out = Model::new();
         for b in &r.batches {
             let ids = b.column_by_name("id").and_then(|c| c.as_any().downcast_ref::<arrow_array::Int64Array>());
