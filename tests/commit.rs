@@ -474,8 +474,8 @@ fn a_write_and_its_compaction_commit_as_an_append_then_a_compact_snapshot() {
 #[test]
 fn a_fault_at_any_operation_of_a_two_snapshot_commit_loses_nothing_and_commits_nothing_twice() {
     let (c, base) = write_and_compaction();
-    let ops = {
-        let dir = tempfile::tempdir().unwrap();
+    // A table holding `base`, opened through a faulty storage, in `dir`.
+    let with_base = |dir: &tempfile::TempDir| {
         let path = dir.path().join("t").to_str().unwrap().to_string();
         create_table(local(), &path, 1, &[])
             .new_commit("w")
@@ -484,6 +484,11 @@ fn a_fault_at_any_operation_of_a_two_snapshot_commit_loses_nothing_and_commits_n
             .unwrap();
         let faulty = FaultyFileIO::new(local());
         let table = Table::open(Arc::new(faulty.clone()), &path).unwrap();
+        (path, faulty, table)
+    };
+    let ops = {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, faulty, table) = with_base(&dir);
         faulty.fail_at(u64::MAX, Fault::Before, None);
         table.new_commit("w").unwrap().commit(&c).unwrap();
         faulty.count()
@@ -492,14 +497,7 @@ fn a_fault_at_any_operation_of_a_two_snapshot_commit_loses_nothing_and_commits_n
     for fault in [Fault::Before, Fault::After, Fault::Torn] {
         for k in 0..ops {
             let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("t").to_str().unwrap().to_string();
-            create_table(local(), &path, 1, &[])
-                .new_commit("w")
-                .unwrap()
-                .commit(&append(1, 0, 1, vec![base.clone()]))
-                .unwrap();
-            let faulty = FaultyFileIO::new(local());
-            let table = Table::open(Arc::new(faulty.clone()), &path).unwrap();
+            let (path, faulty, table) = with_base(&dir);
             faulty.fail_at(k, fault, None);
             let result = table.new_commit("w").unwrap().commit(&c);
             let failed_op = faulty.log().get(k as usize).cloned().unwrap_or_default();

@@ -94,9 +94,10 @@ pub fn resolve(mapping: Option<&ColumnMapping>, name: &str, read_type: DataType)
     }
 }
 
-/// The value column that holds the same field as key column `name` in a thin-mode file.
-pub fn thin_key_source(name: &str) -> Option<&str> {
-    name.strip_prefix(KEY_PREFIX)
+/// The index of the column stored as `name` in `file_schema`; for a key column a thin-mode file lacks, the
+/// value column holding the same field.
+pub fn stored_index(file_schema: &arrow_schema::Schema, name: &str) -> Option<usize> {
+    file_schema.index_of(name).ok().or_else(|| file_schema.index_of(name.strip_prefix(KEY_PREFIX)?).ok())
 }
 
 /// `array` (a column as stored, of the file schema's type `stored`) as the reading type `read`. A type
@@ -129,12 +130,12 @@ pub struct MappingCache {
 }
 
 impl MappingCache {
-    /// The mapping of files written with schema `id` read as `read` (via `history`).
+    /// The mapping of files written with schema `id` read as `read`; `data_schema` gives schema `id`.
     pub fn get(
         &self,
         id: i64,
         read: &TableSchema,
-        history: Option<&dyn SchemaHistory>,
+        data_schema: impl FnOnce() -> Result<Arc<TableSchema>>,
     ) -> Result<Option<Arc<ColumnMapping>>> {
         if id == read.id {
             return Ok(None);
@@ -142,13 +143,7 @@ impl MappingCache {
         if let Some(m) = self.by_schema.lock().get(&id) {
             return Ok(m.clone());
         }
-        let history = history.ok_or_else(|| {
-            Error::invalid(
-                "data file",
-                format!("was written with schema {id}, and this read (schema {}) has no schema history", read.id),
-            )
-        })?;
-        let data = history.schema(id)?;
+        let data = data_schema()?;
         let mapping = ColumnMapping::between(&data, read).map(Arc::new);
         self.by_schema.lock().insert(id, mapping.clone());
         Ok(mapping)

@@ -194,8 +194,10 @@ impl KeyValueLayout {
         meta: DataFileMeta,
         dv: Option<Arc<dyn strata_dv::DeletionVector>>,
     ) -> Result<DataFileRef> {
-        let mapping =
-            self.mappings.get(meta.schema_id, &self.schema, self.history.as_deref()).map_err(|e| e.in_file(&path))?;
+        let mapping = self
+            .mappings
+            .get(meta.schema_id, &self.schema, || self.data_schema(meta.schema_id))
+            .map_err(|e| e.in_file(&path))?;
         Ok(DataFileRef { path, meta, dv, mapping })
     }
 

@@ -11,7 +11,7 @@ use strata_dv::DeletionVector;
 use strata_io::FileIO;
 use strata_spec::{DataType, Error, Result};
 
-use crate::evolution::{absent_column, read_as, resolve, thin_key_source, ColumnMapping, StoredColumn};
+use crate::evolution::{absent_column, read_as, resolve, stored_index, ColumnMapping, StoredColumn};
 use crate::kv::ROW_POSITION;
 use crate::writer::FileFormat;
 
@@ -275,10 +275,7 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + 'static>(
                         StoredColumn::Stored { name, data_type } if data_type.root == t.root => name,
                         _ => return None,
                     };
-                    let idx = file_schema
-                        .index_of(&stored)
-                        .ok()
-                        .or_else(|| thin_key_source(&stored).and_then(|v| file_schema.index_of(v).ok()))?;
+                    let idx = stored_index(&file_schema, &stored)?;
                     crate::predicate::parquet_range(rg, idx, &t)
                 })
             }
@@ -429,11 +426,7 @@ fn column_sources(path: &str, file_schema: &Schema, req: &ReadRequest<'_>) -> Re
                 StoredColumn::Absent => return Ok(Source { root: None, stored: *t }),
                 StoredColumn::Stored { name, data_type } => (name, data_type),
             };
-            let found = file_schema
-                .index_of(&stored_name)
-                .ok()
-                .or_else(|| thin_key_source(&stored_name).and_then(|v| file_schema.index_of(v).ok()));
-            let i = found.ok_or_else(|| Error::Invalid {
+            let i = stored_index(file_schema, &stored_name).ok_or_else(|| Error::Invalid {
                 what: format!("data file {path}"),
                 message: format!("has no column '{stored_name}' (schema mismatch)"),
             })?;

@@ -145,11 +145,7 @@ impl TableWriter {
             // A conflict never lands (the commit checks before it creates the snapshot, and looks for its own
             // identifier before giving up): its files are garbage, and the bucket writers' state is stale.
             Err(e) if e.kind() == strata_spec::ErrorKind::Conflict => {
-                self.write.discard(&c.messages);
-                // Everything since the last successful commit goes, rows still buffered included, so that
-                // writing it all again neither loses nor doubles a row.
-                self.rows.clear();
-                self.kinds.clear();
+                self.abandon(&c);
                 Err(e)
             }
             Err(e) => {
@@ -157,6 +153,15 @@ impl TableWriter {
                 Err(e)
             }
         }
+    }
+
+    /// Drops a commit that conflicted (it never lands): its files are garbage and the bucket writers' state is
+    /// stale. Everything since the last successful commit goes, rows still buffered included, so that writing
+    /// it all again neither loses nor doubles a row.
+    fn abandon(&mut self, c: &crate::commit::Committable) {
+        self.write.discard(&c.messages);
+        self.rows.clear();
+        self.kinds.clear();
     }
 
     /// After the compaction of `c` was dropped (its APPEND snapshot landed, its COMPACT half conflicted with
@@ -215,9 +220,7 @@ impl TableWriter {
             }
             Err(e) if e.kind() == strata_spec::ErrorKind::Conflict => {
                 // Neither half landed (a landed APPEND half makes a conflicting compaction `CompactionDropped`).
-                self.write.discard(&c.messages);
-                self.rows.clear();
-                self.kinds.clear();
+                self.abandon(&c);
                 Err(e)
             }
             Err(e) => {
