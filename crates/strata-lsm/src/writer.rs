@@ -131,7 +131,7 @@ impl WriterOptions {
             delete_ratio_threshold: o.delete_ratio_threshold()?,
             schema_id: schema.id,
             merge: MergeConfig::from_schema(schema)?,
-            batch_size: strata_format::reader::DEFAULT_BATCH_SIZE,
+            batch_size: o.read_batch_size()?.unwrap_or(strata_format::reader::DEFAULT_BATCH_SIZE),
             spill: if o.write_buffer_spillable()? {
                 Some(SpillSettings {
                     compression: o.spill_compression()?,

@@ -25,6 +25,8 @@ pub const MANIFEST_FORMAT: &str = "manifest.format";
 pub const MANIFEST_TARGET_FILE_SIZE: &str = "manifest.target-file-size";
 /// `target-file-size`: 128 MB for primary-key tables.
 pub const TARGET_FILE_SIZE: &str = "target-file-size";
+/// `read.batch-size`: rows per batch when files are read (scans, and the merges of flushes and compactions).
+pub const READ_BATCH_SIZE: &str = "read.batch-size";
 /// `write-buffer-size`: 256 MB.
 pub const WRITE_BUFFER_SIZE: &str = "write-buffer-size";
 /// `write-buffer-spillable`: whether a full write buffer spills sorted runs to local disk (true in Strata).
@@ -295,6 +297,14 @@ impl CoreOptions {
     /// `target-file-size` in bytes (default 128 MB for primary-key tables).
     pub fn target_file_size(&self) -> Result<u64> {
         self.mem_opt(TARGET_FILE_SIZE, 128 << 20)
+    }
+
+    /// `read.batch-size`: rows per batch when files are read, at least 1 (`None`: Strata's default, 8192).
+    pub fn read_batch_size(&self) -> Result<Option<usize>> {
+        match self.parsed::<usize>(READ_BATCH_SIZE)? {
+            Some(0) => Err(Error::invalid(format!("option '{READ_BATCH_SIZE}'"), "must be at least 1")),
+            n => Ok(n),
+        }
     }
 
     /// `write-buffer-size` in bytes (default 256 MB).
@@ -629,6 +639,7 @@ impl CoreOptions {
         self.manifest_compression()?;
         self.manifest_target_file_size()?;
         self.target_file_size()?;
+        self.read_batch_size()?;
         self.write_buffer_size()?;
         self.write_buffer_spillable()?;
         self.write_buffer_spill_max_disk_size()?;
@@ -729,6 +740,11 @@ mod tests {
             opts(&[("deletion-vectors.enabled", "yes")]).validate().err().map(|e| e.to_string()).unwrap_or_default();
         assert!(e.contains("deletion-vectors.enabled"), "{e}");
         assert!(opts(&[("bucket", "0")]).validate().is_err());
+        for bad in ["0", "-1", "many"] {
+            let e = opts(&[("read.batch-size", bad)]).validate().err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(e.contains("'read.batch-size'"), "{bad}: {e}");
+        }
+        assert_eq!(opts(&[("read.batch-size", "5")]).read_batch_size().ok(), Some(Some(5)));
         assert!(opts(&[("deletion-vectors.enabled", "true"), ("merge-engine", "first-row")]).validate().is_err());
         let o = opts(&[("my.engine.option", "x"), ("bucket", "4")]);
         assert!(o.validate().is_ok());

@@ -103,7 +103,9 @@ impl ReadBuilder {
             filter: None,
             limit: None,
             force_merge: false,
-            batch_size: DEFAULT_BATCH_SIZE,
+            // `read.batch-size` was validated when the table was created or altered; a value another engine
+            // wrote that does not parse falls back to the default rather than failing every read.
+            batch_size: table.schema().core_options().read_batch_size().ok().flatten().unwrap_or(DEFAULT_BATCH_SIZE),
         }
     }
 
