@@ -246,13 +246,7 @@ fn pip16_section_3_1_example_f7_compacted_with_level_2() {
     assert_eq!(compact.commit_user, append.commit_user);
     assert_eq!(
         delta(&t, &compact),
-        BTreeSet::from([
-            (REMOVE, f5),
-            (REMOVE, f6.clone()),
-            (REMOVE, f7),
-            (ADD, f8),
-            (ADD, f9),
-        ])
+        BTreeSet::from([(REMOVE, f5), (REMOVE, f6.clone()), (REMOVE, f7), (ADD, f8), (ADD, f9),])
     );
     assert_eq!(index_file_names(&t, &compact), BTreeSet::from([new_index]));
     // Key 1 was only in level 0: found in f1 (position 0), which gains it. Keys 2 and 9 were in level 0 and

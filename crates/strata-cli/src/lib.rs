@@ -9,6 +9,7 @@ use std::sync::Arc;
 mod alter;
 mod bench;
 mod demo;
+mod get;
 mod ingest;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -19,26 +20,17 @@ use strata_table::commit::now_millis;
 use strata_table::inspect::inspect;
 use strata_table::Table;
 
-/// Whether `strata get` should answer `keys` lookups through a `TableQuery`. A one-off lookup reads about
-/// one page (Paimon's default: 1 MiB) of every column of a candidate file; a query reads each file it
-/// touches whole, once, then answers from local disk. The query pays off once the keys' one-off reads add
-/// up to the whole table (counting one candidate file per key, which favours one-off lookups).
-fn bulk_get_pays_off(table: &Table, snapshot: Option<i64>, keys: usize) -> strata_spec::Result<bool> {
-    if keys < 2 {
-        return Ok(false);
-    }
-    let Some(snap) = table.snapshot(snapshot)? else { return Ok(false) };
-    let files = table.live_files_shared(&snap)?;
-    let total: u64 = files.iter().map(|e| e.file.file_size.max(0) as u64).sum();
-    let average = total / files.len().max(1) as u64;
-    // Key, sequence and kind columns besides the values.
-    let columns = table.schema().fields.len() as u64 + 3;
-    let per_key = average.min(columns << 20);
-    Ok((keys as u64).saturating_mul(per_key) >= total)
-}
+/// The exit codes, shown by `--help` (and returned by [`main`]).
+const EXIT_CODES: &str = "Exit codes:\n  0  success\n  1  other errors (I/O)\n  2  invalid input or arguments\n  \
+3  not found\n  4  already exists\n  5  corrupt data\n  6  commit conflict (another writer won)\n  7  unsupported";
 
 #[derive(Parser, Debug)]
-#[command(name = "strata", version, about = "Strata: a primary-key table store on Apache Paimon's format")]
+#[command(
+    name = "strata",
+    version,
+    about = "Strata: a primary-key table store on Apache Paimon's format",
+    after_help = EXIT_CODES
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -127,7 +119,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Look rows up by primary key. Each KEY gives the primary-key columns in key order, comma-separated.
+    /// Look rows up by primary key. A KEY is the key's value; for a key of several columns, the values in key
+    /// order, comma-separated, double-quoted where a value holds a comma or a quote (CSV: "a,b",7). Keys that
+    /// are not found are named on stderr (in the output with --json).
     Get {
         /// The table directory.
         table_dir: String,
@@ -137,9 +131,12 @@ enum Command {
         /// Read this snapshot instead of the latest.
         #[arg(long)]
         snapshot: Option<i64>,
-        /// Output format.
+        /// Output format of the rows.
         #[arg(long, value_enum, default_value = "jsonl")]
         format: OutputFormat,
+        /// Print one JSON object: the rows found and the keys not found.
+        #[arg(long)]
+        json: bool,
     },
     /// Change table options and columns, as one new schema. Switching deletion vectors needs a fully
     /// compacted table (`--compact` does it); options that would change how stored rows read (bucket, merge
@@ -204,13 +201,14 @@ enum Command {
     Expire {
         /// The table directory.
         table_dir: String,
-        /// Keep at most this many snapshots (default: `snapshot.num-retained.max`).
-        #[arg(long = "retain-max")]
+        /// Keep at most this many snapshots, at least 1 (default: `snapshot.num-retained.max`).
+        #[arg(long = "retain-max", value_parser = clap::value_parser!(u32).range(1..))]
         retain_max: Option<u32>,
-        /// Keep at least this many (default: `snapshot.num-retained.min`, capped by --retain-max).
-        #[arg(long = "retain-min")]
+        /// Keep at least this many, at least 1 (default: `snapshot.num-retained.min`, capped by --retain-max).
+        #[arg(long = "retain-min", value_parser = clap::value_parser!(u32).range(1..))]
         retain_min: Option<u32>,
-        /// Expire snapshots older than this beyond the minimum (default: `snapshot.time-retained`).
+        /// Expire snapshots older than this beyond the minimum, with a unit: 30 s, 10 min, 1 h, 2 d (default:
+        /// `snapshot.time-retained`).
         #[arg(long = "older-than")]
         older_than: Option<String>,
         /// Report, delete nothing.
@@ -224,7 +222,7 @@ enum Command {
     Clean {
         /// The table directory.
         table_dir: String,
-        /// Only files last modified longer ago than this.
+        /// Only files last modified longer ago than this, with a unit: 30 s, 10 min, 1 h, 2 d.
         #[arg(long = "older-than", default_value = "1 d")]
         older_than: String,
         /// Report, delete nothing.
@@ -288,7 +286,7 @@ enum Command {
 
 /// How rows are printed.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum OutputFormat {
+pub(crate) enum OutputFormat {
     /// One JSON object per row, keyed by column name; nulls as null.
     Jsonl,
     /// Comma-separated values with a header.
@@ -353,12 +351,17 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
         Command::Expire { table_dir, retain_max, retain_min, older_than, dry_run, json } => {
             let table = Table::open(io(), &absolute(&table_dir))?;
             let mut opts = strata_table::maintenance::ExpireOptions::from_table(&table)?;
+            if let (Some(min), Some(max)) = (retain_min, retain_max) {
+                if min > max {
+                    return Err(Error::invalid("--retain-min", format!("{min} is more than --retain-max {max}")));
+                }
+            }
             if let Some(m) = retain_max {
-                opts.retain_max = m.max(1);
+                opts.retain_max = m;
                 opts.retain_min = opts.retain_min.min(opts.retain_max);
             }
             if let Some(m) = retain_min {
-                opts.retain_min = m.max(1);
+                opts.retain_min = m;
             }
             if let Some(d) = older_than {
                 opts.time_retained = strata_table::maintenance::parse_older_than(&d)?;
@@ -386,7 +389,14 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             let outcome = replay(&absolute(&dir), &w, plan)?;
             let _ = std::fs::remove_dir_all(&tmp);
             match outcome {
-                Ok(stats) => report(json, &serde_json::json!({"ok": true, "stats": stats}), &format!("ok: {stats:?}")),
+                Ok(stats) => report(
+                    json,
+                    &serde_json::json!({"ok": true, "stats": stats}),
+                    &format!(
+                        "ok: {} steps, {} commits, {} faults injected ({} commits failed and recovered, {} with only their APPEND snapshot); the table equals the model",
+                        stats.steps, stats.commits, stats.faults, stats.failed_commits, stats.half_landed_commits
+                    ),
+                ),
                 Err(d) => {
                     if let Some(out) = shrink {
                         let small = strata_table::workload::shrink(&tmp.to_string_lossy(), &w, plan, 500);
@@ -445,26 +455,8 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
                 return Err(Error::Corrupt { path: save, message: format!("{} workloads diverged", failures.len()) });
             }
         }
-        Command::Get { table_dir, keys, snapshot, format } => {
-            let table = Table::open(io(), &absolute(&table_dir))?;
-            let keys = keys.iter().map(|k| parse_key(&table, k)).collect::<strata_spec::Result<Vec<_>>>()?;
-            let query = if bulk_get_pays_off(&table, snapshot, keys.len())? {
-                Some(match snapshot {
-                    Some(id) => strata_table::query::TableQuery::at_snapshot(&table, id)?,
-                    None => strata_table::query::TableQuery::new(&table)?,
-                })
-            } else {
-                None
-            };
-            let mut rows = Vec::new();
-            for key in &keys {
-                let row = match &query {
-                    Some(q) => q.get(key)?,
-                    None => strata_table::read::get(&table, key, snapshot)?,
-                };
-                rows.extend(row);
-            }
-            print_batches(&rows, format)?;
+        Command::Get { table_dir, keys, snapshot, format, json } => {
+            get::run(&Table::open(io(), &absolute(&table_dir))?, &keys, snapshot, format, json)?
         }
         Command::Alter { table_dir, set, unset, compact, allow_unknown_options, json, .. } => {
             let args = alter::AlterArgs { table_dir, set, unset, compact, allow_unknown_options, json };
@@ -498,7 +490,12 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             report(
                 json,
                 &serde_json::json!({"filesRemoved": files_before, "filesAdded": files_after, "snapshot": outcome}),
-                &format!("compacted: {files_before} files replaced by {files_after}; snapshot {outcome:?}"),
+                &match outcome {
+                    Some(id) => {
+                        format!("compacted: {files_before} files replaced by {files_after}; committed snapshot {id}")
+                    }
+                    None => "nothing to compact".to_string(),
+                },
             );
         }
         Command::Scan { table_dir, snapshot, columns, format, merge } => {
@@ -553,38 +550,6 @@ impl Progress {
     }
 }
 
-/// Parses `a,b` into the table's primary-key values (typed by the columns).
-fn parse_key(table: &Table, text: &str) -> Result<Vec<Option<strata_spec::Datum>>, Error> {
-    let schema = table.schema();
-    let parts: Vec<&str> = text.split(',').collect();
-    if parts.len() != schema.primary_keys.len() {
-        return Err(Error::invalid(
-            format!("key '{text}'"),
-            format!(
-                "give {} comma-separated values for primary key {:?}",
-                schema.primary_keys.len(),
-                schema.primary_keys
-            ),
-        ));
-    }
-    schema
-        .primary_keys
-        .iter()
-        .zip(parts)
-        .map(|(k, v)| {
-            let t = schema.field(k)?.data_type;
-            let s: arrow_array::ArrayRef = std::sync::Arc::new(arrow_array::StringArray::from(vec![v.trim()]));
-            let cast = arrow_cast::cast::cast_with_options(
-                &s,
-                &strata_format::arrow_types::to_arrow(&t),
-                &arrow_cast::cast::CastOptions { safe: false, ..Default::default() },
-            )
-            .map_err(|e| Error::invalid(format!("key '{text}'"), format!("'{v}' is not a {t}: {e}")))?;
-            strata_format::arrow_types::datum_at(cast.as_ref(), 0)
-        })
-        .collect()
-}
-
 fn maintenance_report(json: bool, r: &strata_table::maintenance::MaintenanceReport, what: &str) -> Result<(), Error> {
     if json {
         println!("{}", serde_json::to_string(r).map_err(|e| Error::invalid("report", e.to_string()))?);
@@ -610,7 +575,7 @@ fn report(json: bool, value: &serde_json::Value, text: &str) {
     }
 }
 
-fn print_batches(batches: &[arrow_array::RecordBatch], format: OutputFormat) -> Result<(), Error> {
+pub(crate) fn print_batches(batches: &[arrow_array::RecordBatch], format: OutputFormat) -> Result<(), Error> {
     let out = std::io::stdout();
     let mut out = std::io::BufWriter::new(out.lock());
     let fail = |e: &dyn std::fmt::Display| Error::io("stdout", std::io::Error::other(e.to_string()));

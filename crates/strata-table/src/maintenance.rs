@@ -493,13 +493,34 @@ pub fn remove_orphan_files(table: &Table, older_than: Duration, dry_run: bool) -
 }
 
 /// Parses `--older-than` values like "1 d", "12h", "0 s".
+///
+/// The unit is required: Paimon's durations default to milliseconds, so a bare `5` would mean 5 ms, where a
+/// person typing it at a prompt likely meant days or hours, and orphan cleanup would then delete the files
+/// of commits in flight.
 pub fn parse_older_than(s: &str) -> Result<Duration> {
-    strata_spec::options::parse_duration(s).map_err(|e| Error::invalid("--older-than", e.to_string()))
+    let text = s.trim();
+    if text.is_empty() || text.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return Err(Error::invalid(
+            "--older-than",
+            format!("'{s}' has no unit: give one, e.g. '30 s', '10 min', '1 h', '2 d'"),
+        ));
+    }
+    strata_spec::options::parse_duration(text).map_err(|e| Error::invalid("--older-than", e.to_string()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn older_than_needs_a_unit() {
+        for bad in ["5", "", " 10 ", "1.5", "5 fortnights"] {
+            let e = parse_older_than(bad).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(e.contains("--older-than"), "{bad:?}: {e}");
+        }
+        assert_eq!(parse_older_than("5 min").ok(), Some(Duration::from_secs(300)));
+        assert_eq!(parse_older_than("1 d").ok(), Some(Duration::from_secs(86_400)));
+    }
 
     #[test]
     fn paimon_names_in_each_area() {

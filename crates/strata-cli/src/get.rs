@@ -1,0 +1,188 @@
+//! `strata get`: rows by primary key, one-off lookups or a `TableQuery` when many keys make it pay off, with
+//! the keys that were not found named.
+
+use strata_spec::types::TypeRoot;
+use strata_spec::{Datum, Error};
+use strata_table::Table;
+
+use crate::{print_batches, OutputFormat};
+
+/// Looks `keys` up and prints the rows found; names the keys not found (stderr, or in the JSON object).
+pub(crate) fn run(
+    table: &Table,
+    keys: &[String],
+    snapshot: Option<i64>,
+    format: OutputFormat,
+    json: bool,
+) -> Result<(), Error> {
+    let parsed = keys.iter().map(|k| parse_key(table, k)).collect::<Result<Vec<_>, Error>>()?;
+    let query = if bulk_get_pays_off(table, snapshot, parsed.len())? {
+        Some(match snapshot {
+            Some(id) => strata_table::query::TableQuery::at_snapshot(table, id)?,
+            None => strata_table::query::TableQuery::new(table)?,
+        })
+    } else {
+        None
+    };
+    let mut rows = Vec::new();
+    let mut not_found = Vec::new();
+    for (text, key) in keys.iter().zip(&parsed) {
+        let row = match &query {
+            Some(q) => q.get(key)?,
+            None => strata_table::read::get(table, key, snapshot)?,
+        };
+        match row {
+            Some(r) => rows.push(r),
+            None => not_found.push(text.clone()),
+        }
+    }
+    if json {
+        let mut buf = Vec::new();
+        {
+            let mut w = arrow_json::WriterBuilder::new()
+                .with_explicit_nulls(true)
+                .build::<_, arrow_json::writer::JsonArray>(&mut buf);
+            for b in &rows {
+                w.write(b).map_err(|e| Error::invalid("rows", e.to_string()))?;
+            }
+            w.finish().map_err(|e| Error::invalid("rows", e.to_string()))?;
+        }
+        let found: serde_json::Value = if buf.is_empty() {
+            serde_json::json!([])
+        } else {
+            serde_json::from_slice(&buf).map_err(|e| Error::invalid("rows", e.to_string()))?
+        };
+        println!("{}", serde_json::json!({"rows": found, "notFound": not_found}));
+        return Ok(());
+    }
+    print_batches(&rows, format)?;
+    if !not_found.is_empty() {
+        eprintln!("not found: {}", not_found.join(" "));
+    }
+    Ok(())
+}
+
+/// Whether `keys` lookups should go through a `TableQuery`. A one-off lookup reads about one page (Paimon's
+/// default: 1 MiB) of every column of a candidate file; a query reads each file it touches whole, once, then
+/// answers from local disk. The query pays off once the keys' one-off reads add up to the whole table
+/// (counting one candidate file per key, which favours one-off lookups).
+fn bulk_get_pays_off(table: &Table, snapshot: Option<i64>, keys: usize) -> strata_spec::Result<bool> {
+    if keys < 2 {
+        return Ok(false);
+    }
+    let Some(snap) = table.snapshot(snapshot)? else { return Ok(false) };
+    let files = table.live_files_shared(&snap)?;
+    let total: u64 = files.iter().map(|e| e.file.file_size.max(0) as u64).sum();
+    let average = total / files.len().max(1) as u64;
+    // Key, sequence and kind columns besides the values.
+    let columns = table.schema().fields.len() as u64 + 3;
+    let per_key = average.min(columns << 20);
+    Ok((keys as u64).saturating_mul(per_key) >= total)
+}
+
+/// Splits a key's text into its column values: the whole text for a one-column key (so a string key may hold
+/// commas), else comma-separated values where a double-quoted value may hold commas and `""` for a quote.
+fn split_key(text: &str, columns: usize) -> Result<Vec<String>, Error> {
+    if columns == 1 {
+        return Ok(vec![text.to_string()]);
+    }
+    let bad = |m: &str| Error::invalid(format!("key '{text}'"), m.to_string());
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    loop {
+        let mut value = String::new();
+        while chars.peek() == Some(&' ') {
+            chars.next();
+        }
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            loop {
+                match chars.next() {
+                    None => return Err(bad("a quoted value is not closed")),
+                    Some('"') if chars.peek() == Some(&'"') => {
+                        chars.next();
+                        value.push('"');
+                    }
+                    Some('"') => break,
+                    Some(c) => value.push(c),
+                }
+            }
+            while chars.peek() == Some(&' ') {
+                chars.next();
+            }
+            if !matches!(chars.peek(), None | Some(',')) {
+                return Err(bad("text after a closing quote; quote the whole value"));
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c == ',' {
+                    break;
+                }
+                if c == '"' {
+                    return Err(bad("a quote inside an unquoted value; quote the whole value and double the quote"));
+                }
+                value.push(c);
+                chars.next();
+            }
+            value = value.trim().to_string();
+        }
+        out.push(value);
+        if chars.next().is_none() {
+            return Ok(out);
+        }
+    }
+}
+
+/// Parses a key's text into the table's primary-key values (typed by the columns).
+fn parse_key(table: &Table, text: &str) -> Result<Vec<Option<Datum>>, Error> {
+    let schema = table.schema();
+    let parts = split_key(text, schema.primary_keys.len())?;
+    if parts.len() != schema.primary_keys.len() {
+        return Err(Error::invalid(
+            format!("key '{text}'"),
+            format!(
+                "give {} comma-separated values for primary key ({}); quote a value holding a comma: \"a,b\"",
+                schema.primary_keys.len(),
+                schema.primary_keys.join(", ")
+            ),
+        ));
+    }
+    schema
+        .primary_keys
+        .iter()
+        .zip(parts)
+        .map(|(k, v)| {
+            let t = schema.field(k)?.data_type;
+            // Spaces belong to a string key; around a number or a date they are only layout.
+            let text_type = matches!(t.root, TypeRoot::Char(_) | TypeRoot::VarChar(_));
+            let v = if text_type { v.as_str() } else { v.trim() };
+            let s: arrow_array::ArrayRef = std::sync::Arc::new(arrow_array::StringArray::from(vec![v]));
+            let cast = arrow_cast::cast::cast_with_options(
+                &s,
+                &strata_format::arrow_types::to_arrow(&t),
+                &arrow_cast::cast::CastOptions { safe: false, ..Default::default() },
+            )
+            .map_err(|e| Error::invalid(format!("key '{text}'"), format!("'{v}' is not a {t}: {e}")))?;
+            strata_format::arrow_types::datum_at(cast.as_ref(), 0)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_key;
+
+    #[test]
+    fn one_column_keys_keep_commas_and_several_columns_split_like_csv() {
+        let ok = |t: &str, n: usize| split_key(t, n).unwrap_or_default();
+        assert_eq!(ok("a,b", 1), vec!["a,b"]);
+        assert_eq!(ok(" padded ", 1), vec![" padded "]);
+        assert_eq!(ok("1, x", 2), vec!["1", "x"]);
+        assert_eq!(ok("\"a,b\",7", 2), vec!["a,b", "7"]);
+        assert_eq!(ok("\"say \"\"hi\"\"\", 7", 2), vec!["say \"hi\"", "7"]);
+        assert_eq!(ok("1,,3", 3), vec!["1", "", "3"]);
+        for bad in ["\"open,7", "\"a\"b,7", "a\"b,7"] {
+            assert!(split_key(bad, 2).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! The CLI speaks to people (issue 14, section 3): plain messages instead of Rust debug output, the exit
+//! codes `--help` lists, keys that are not found named, keys holding commas expressible, and invalid
+//! maintenance arguments refused with the valid range instead of being bent into one.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::strata;
+
+fn table_with_rows(dir: &std::path::Path, schema: &str, keys: &str, rows: &str) -> String {
+    let t = dir.join("t").to_string_lossy().into_owned();
+    let (code, _, err) = strata(&["create", &t, "--schema", schema, "--primary-key", keys]);
+    assert_eq!(code, 0, "{err}");
+    let input = dir.join("rows.jsonl");
+    std::fs::write(&input, rows).unwrap();
+    let (code, _, err) = strata(&["write", &t, "--input", input.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    t
+}
+
+#[test]
+fn help_lists_the_exit_codes_that_errors_return() {
+    let (code, out, _) = strata(&["--help"]);
+    assert_eq!(code, 0);
+    for line in ["2  invalid input", "3  not found", "4  already exists", "5  corrupt data", "6  commit conflict"] {
+        assert!(out.contains(line), "--help lacks '{line}':\n{out}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-table");
+    let (code, _, err) = strata(&["scan", missing.to_str().unwrap()]);
+    assert_eq!(code, 3, "a missing table is 'not found': {err}");
+}
+
+#[test]
+fn get_names_the_keys_it_did_not_find() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = table_with_rows(dir.path(), "id BIGINT NOT NULL, v STRING", "id", "{\"id\":1,\"v\":null}\n");
+    let (code, out, err) = strata(&["get", &t, "5", "1"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), r#"{"id":1,"v":null}"#);
+    assert_eq!(err.trim(), "not found: 5");
+    let (code, out, err) = strata(&["get", &t, "5", "1", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v, serde_json::json!({"rows": [{"id": 1, "v": null}], "notFound": ["5"]}));
+}
+
+#[test]
+fn string_keys_may_hold_commas() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = "{\"k\":\"a,b\",\"j\":7,\"v\":\"x\"}\n{\"k\":\"say \\\"hi\\\"\",\"j\":8,\"v\":\"y\"}\n";
+    let t = table_with_rows(dir.path(), "k STRING NOT NULL, j INT NOT NULL, v STRING", "k,j", rows);
+    let (code, out, err) = strata(&["get", &t, "\"a,b\",7", "\"say \"\"hi\"\"\", 8", "a,7", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["rows"], serde_json::json!([{"k": "a,b", "j": 7, "v": "x"}, {"k": "say \"hi\"", "j": 8, "v": "y"}]));
+    assert_eq!(v["notFound"], serde_json::json!(["a,7"]));
+    let (code, _, err) = strata(&["get", &t, "a,b,7"]);
+    assert_eq!(code, 2, "three values for a two-column key: {err}");
+    assert!(err.contains("quote a value holding a comma"), "{err}");
+
+    // A one-column string key is the whole argument, commas and all.
+    let dir = tempfile::tempdir().unwrap();
+    let t = table_with_rows(dir.path(), "k STRING NOT NULL, v INT", "k", "{\"k\":\"x,y\",\"v\":1}\n");
+    let (code, out, err) = strata(&["get", &t, "x,y"]);
+    assert_eq!((code, out.trim()), (0, r#"{"k":"x,y","v":1}"#), "{err}");
+}
+
+#[test]
+fn maintenance_arguments_out_of_range_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = table_with_rows(dir.path(), "id BIGINT NOT NULL, v STRING", "id", "{\"id\":1,\"v\":\"a\"}\n");
+    for args in [
+        vec!["expire", &t, "--retain-max", "0"],
+        vec!["expire", &t, "--retain-min", "0"],
+        vec!["expire", &t, "--retain-min", "3", "--retain-max", "2"],
+        vec!["expire", &t, "--older-than", "5"],
+        vec!["clean", &t, "--older-than", "7"],
+        vec!["clean", &t, "--older-than", "soon"],
+    ] {
+        let (code, out, err) = strata(&args);
+        assert_eq!(code, 2, "{args:?} must be refused: {out}{err}");
+        assert!(err.contains("retain") || err.contains("older-than"), "{args:?}: the message names the flag: {err}");
+    }
+    let (code, out, err) = strata(&["expire", &t, "--retain-max", "1", "--older-than", "0 s"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("expired: "), "{out}");
+}
+
+#[test]
+fn messages_say_what_happened_without_debug_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = table_with_rows(dir.path(), "id BIGINT NOT NULL, v STRING", "id", "{\"id\":1,\"v\":\"a\"}\n");
+    let (code, out, err) = strata(&["compact", &t]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), "nothing to compact");
+    let workload = common::root().join("tests/workloads");
+    let first = std::fs::read_dir(&workload).unwrap().next().unwrap().unwrap().path();
+    let (code, out, err) = strata(&["replay", first.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    for (what, text) in [("compact", "nothing to compact"), ("replay", out.as_str())] {
+        assert!(!text.contains("Some(") && !text.contains("None") && !text.contains(" { "), "{what}: {text}");
+    }
+    assert!(out.starts_with("ok: "), "{out}");
+}
