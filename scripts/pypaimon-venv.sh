@@ -14,7 +14,12 @@ assert m.version("pypaimon") == "2.1.0", m.version("pypaimon")
 assert m.version("pypaimon-rust") == "0.4.0", m.version("pypaimon-rust")
 '
 ready() { [ -x "$py" ] && "$py" -c "$check" >/dev/null 2>&1; }
-install() { "$py" -m pip install --quiet --disable-pip-version-check "${pins[@]}" >&2; }
+# pip's own progress goes to stderr, which the tests pass through: the first run downloads about 215 MB
+# (pyarrow, pandas, polars and numpy come with pypaimon, whose reader imports them) and takes about 860 MB.
+install() {
+  echo "strata tests: installing ${pins[*]} into $venv (once; about 215 MB to download, 860 MB on disk)" >&2
+  "$py" -m pip install --disable-pip-version-check "${pins[@]}" >&2
+}
 
 if ready; then
   echo "$py"

@@ -18,14 +18,16 @@ pub fn root() -> PathBuf {
 pub fn pypaimon_python() -> PathBuf {
     static PY: OnceLock<PathBuf> = OnceLock::new();
     PY.get_or_init(|| {
+        // The script's stderr (pip's progress on the first run, its errors) goes straight to the terminal.
         let out = Command::new("bash")
             .arg(root().join("scripts/pypaimon-venv.sh"))
+            .stderr(std::process::Stdio::inherit())
             .output()
             .expect("run scripts/pypaimon-venv.sh");
         assert!(
             out.status.success(),
-            "could not create the oracle virtualenv with pypaimon 2.1.0 and pypaimon-rust 0.4.0 (needs PyPI): {}",
-            String::from_utf8_lossy(&out.stderr)
+            "could not create the oracle virtualenv with pypaimon 2.1.0 and pypaimon-rust 0.4.0 (needs PyPI; \
+             pip's output is above)"
         );
         PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
     })
