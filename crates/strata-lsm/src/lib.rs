@@ -1,15 +1,21 @@
 //! The per-bucket LSM merge tree with deletion vectors (Paimon PIP-16).
 
-pub mod compaction;
+mod bucket_lookup;
+pub mod compact;
+mod files;
+mod increment;
 pub mod levels;
 pub mod lookup;
+mod options;
 pub mod write_buffer;
-pub mod writer;
+mod writer;
 
-pub use compaction::{CompactUnit, UniversalCompaction};
+pub use compact::{CompactUnit, UniversalCompaction};
+pub use increment::CommitIncrement;
 pub use levels::{LevelSortedRun, Levels};
 pub use lookup::{Bloom, KeyEncoder, LookupCacheOptions, LookupLevels};
-pub use writer::{CommitIncrement, MergeTreeWriter, WriterOptions};
+pub use options::WriterOptions;
+pub use writer::MergeTreeWriter;
 
 /// Prefixes of the local scratch directories Strata makes; each is followed by the owning process id.
 pub const SCRATCH_PREFIXES: [&str; 3] = ["strata-spill-", "strata-lookup-", "strata-query-"];

@@ -1,0 +1,112 @@
+//! How a bucket writer behaves, from the table's options (Paimon's `CoreOptions` as the merge tree reads them).
+
+use strata_format::merge_function::MergeConfig;
+use strata_format::FileFormat;
+use strata_spec::options::{LookupCompactMode, MergeEngine};
+use strata_spec::{Error, Result, TableSchema};
+
+use crate::compact::{ForceUpMode, UniversalCompaction};
+use crate::lookup::LookupCacheOptions;
+use crate::write_buffer::SpillSettings;
+
+/// How a bucket writer behaves (from the table options).
+#[derive(Debug, Clone)]
+pub struct WriterOptions {
+    /// `num-levels`.
+    pub num_levels: usize,
+    /// Universal compaction parameters.
+    pub universal: UniversalCompaction,
+    /// `deletion-vectors.enabled`.
+    pub deletion_vectors: bool,
+    /// Force level 0 up after writes (deletion vectors, `changelog-producer = lookup`, first-row).
+    pub force_up_level0: bool,
+    /// `lookup-compact`.
+    pub force_up_mode: ForceUpMode,
+    /// `write-buffer-size` in bytes.
+    pub write_buffer_size: u64,
+    /// `target-file-size`.
+    pub target_file_size: u64,
+    /// `file.format`.
+    pub format: FileFormat,
+    /// `file.compression`.
+    pub compression: String,
+    /// `compaction.delete-ratio-threshold`.
+    pub delete_ratio_threshold: f64,
+    /// The schema id written into file metadata.
+    pub schema_id: i64,
+    /// The merge engine configuration.
+    pub merge: MergeConfig,
+    /// Rows per batch in merges.
+    pub batch_size: usize,
+    /// Spilling of a full write buffer (`write-buffer-spillable`), `None` when it flushes instead.
+    pub spill: Option<SpillSettings>,
+    /// Bounds of the lookup index cache.
+    pub lookup_cache: LookupCacheOptions,
+    /// `num-sorted-run.stop-trigger`: past this many sorted runs, writes wait for compaction.
+    pub stop_trigger: usize,
+    /// `changelog-producer = input`: every written row also goes to changelog files.
+    pub changelog_input: bool,
+    /// `changelog-producer = lookup`: compactions of level 0 produce the changelog.
+    pub changelog_lookup: bool,
+}
+
+impl WriterOptions {
+    /// Options of `schema`.
+    pub fn from_schema(schema: &TableSchema) -> Result<Self> {
+        let o = schema.core_options();
+        let dv = o.deletion_vectors_enabled()?;
+        let engine = o.merge_engine()?;
+        let lookup = dv
+            || o.changelog_producer()? == strata_spec::options::ChangelogProducer::Lookup
+            || engine == MergeEngine::FirstRow;
+        let trigger = o.num_sorted_run_compaction_trigger()?;
+        let mode = match o.lookup_compact()? {
+            LookupCompactMode::Radical => ForceUpMode::Radical,
+            LookupCompactMode::Gentle => {
+                let interval = match o.get(strata_spec::options::LOOKUP_COMPACT_MAX_INTERVAL) {
+                    Some(v) => v.trim().parse::<u32>().map_err(|_| {
+                        Error::invalid("option 'lookup-compact.max-interval'", format!("cannot parse '{v}'"))
+                    })?,
+                    None => trigger * 2,
+                };
+                ForceUpMode::Gentle { max_interval: interval.max(trigger) }
+            }
+        };
+        Ok(WriterOptions {
+            num_levels: o.num_levels()? as usize,
+            universal: UniversalCompaction {
+                max_size_amp: o.max_size_amplification_percent()?,
+                size_ratio: o.size_ratio()?,
+                num_run_compaction_trigger: trigger as usize,
+            },
+            deletion_vectors: dv,
+            force_up_level0: lookup,
+            force_up_mode: mode,
+            write_buffer_size: o.write_buffer_size()?,
+            target_file_size: o.target_file_size()?,
+            format: FileFormat::from_option(&o.file_format())?,
+            compression: o.file_compression(),
+            delete_ratio_threshold: o.delete_ratio_threshold()?,
+            schema_id: schema.id,
+            merge: MergeConfig::from_schema(schema)?,
+            batch_size: o.read_batch_size()?.unwrap_or(strata_format::reader::DEFAULT_BATCH_SIZE),
+            spill: if o.write_buffer_spillable()? {
+                Some(SpillSettings {
+                    compression: o.spill_compression()?,
+                    max_disk_size: o.write_buffer_spill_max_disk_size()?,
+                    max_runs: o.local_sort_max_num_file_handles()?,
+                })
+            } else {
+                None
+            },
+            stop_trigger: o.num_sorted_run_stop_trigger()? as usize,
+            changelog_input: o.changelog_producer()? == strata_spec::options::ChangelogProducer::Input,
+            changelog_lookup: o.changelog_producer()? == strata_spec::options::ChangelogProducer::Lookup,
+            lookup_cache: LookupCacheOptions {
+                max_memory: o.lookup_cache_max_memory_size()?,
+                max_disk: o.lookup_cache_max_disk_size()?,
+                bloom_fpp: o.lookup_bloom_filter_fpp()?,
+            },
+        })
+    }
+}
