@@ -14,13 +14,14 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
-use strata::dv::{decode_entry, new_deletion_vector, row_selection, DeletionVector};
+use strata::dv::{decode_entry, DeletionVector};
+use strata::format::row_runs::{live_runs, parquet_selection};
 
 const ROWS: u64 = 1_000_000;
 
 /// Deterministic pseudo-random deleted positions: `per_mille` of every 1000 rows.
-fn dv_with(density: f64, rows: u64) -> Box<dyn DeletionVector> {
-    let mut dv = new_deletion_vector(false);
+fn dv_with(density: f64, rows: u64) -> DeletionVector {
+    let mut dv = DeletionVector::new(false);
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
     for p in 0..rows {
         x ^= x << 13;
@@ -61,17 +62,17 @@ fn parquet_file(rows: u64) -> Bytes {
     Bytes::from(out)
 }
 
-fn read_rows(file: &Bytes, dv: Option<&dyn DeletionVector>) -> usize {
+fn read_rows(file: &Bytes, dv: Option<&DeletionVector>) -> usize {
     let mut b = ParquetRecordBatchReaderBuilder::try_new(file.clone()).unwrap_or_else(|e| panic!("{e}"));
     if let Some(dv) = dv {
-        b = b.with_row_selection(row_selection(dv, ROWS));
+        b = b.with_row_selection(parquet_selection(&live_runs(dv, std::slice::from_ref(&(0..ROWS)))));
     }
     b.build().unwrap_or_else(|e| panic!("{e}")).map(|r| r.map(|b| b.num_rows()).unwrap_or(0)).sum()
 }
 
 fn benches(c: &mut Criterion) {
     let densities = [0.001, 0.01, 0.1, 0.5];
-    let dvs: Vec<(f64, Box<dyn DeletionVector>)> = densities.iter().map(|&d| (d, dv_with(d, ROWS))).collect();
+    let dvs: Vec<(f64, DeletionVector)> = densities.iter().map(|&d| (d, dv_with(d, ROWS))).collect();
 
     for (d, dv) in &dvs {
         let (entry, _) = dv.serialize_entry().unwrap_or_default();
@@ -118,10 +119,10 @@ fn benches(c: &mut Criterion) {
     g.throughput(Throughput::Elements(ROWS));
     g.bench_function("no_dv", |b| b.iter(|| read_rows(&file, None)));
     for (d, dv) in &dvs {
-        let kept = read_rows(&file, Some(dv.as_ref()));
+        let kept = read_rows(&file, Some(dv));
         assert_eq!(kept as u64, ROWS - dv.cardinality());
         g.bench_with_input(BenchmarkId::from_parameter(format!("{}%", d * 100.0)), dv, |b, dv| {
-            b.iter(|| read_rows(&file, Some(dv.as_ref())))
+            b.iter(|| read_rows(&file, Some(dv)))
         });
     }
     g.finish();

@@ -10,7 +10,7 @@ use base64::Engine;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use strata::dv::{decode_entry, new_deletion_vector, write_index_file, DeletionVector};
+use strata::dv::{decode_entry, write_index_file, DeletionVector};
 use strata::LocalFileIO;
 
 fn oracle_file(cmd: &str, spec: Value) -> Value {
@@ -45,19 +45,18 @@ fn pypaimon_reads_strata_index_files_and_strata_reads_pypaimon_entries() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("index-strata-0");
     let path = path.to_str().unwrap();
-    let dvs: Vec<(String, Box<dyn DeletionVector>)> = sets
+    let dvs: Vec<(String, DeletionVector)> = sets
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let mut dv = new_deletion_vector(false);
+            let mut dv = DeletionVector::new(false);
             for &p in s {
                 dv.delete(p).unwrap();
             }
             (format!("data-{i}.parquet"), dv)
         })
         .collect();
-    let (_, metas) =
-        write_index_file(&LocalFileIO::new(), path, dvs.iter().map(|(n, d)| (n.as_str(), d.as_ref()))).unwrap();
+    let (_, metas) = write_index_file(&LocalFileIO::new(), path, dvs.iter().map(|(n, d)| (n.as_str(), d))).unwrap();
     let entries: Vec<Value> =
         metas.iter().map(|m| json!({"offset": m.offset, "length": m.length, "cardinality": m.cardinality})).collect();
     let read = oracle_file("dv_read", json!({"path": path, "entries": entries}));
@@ -86,7 +85,7 @@ fn bitmap64_entries_match_the_portable_64_bit_layout() {
     // Strata's payload (after the 4-byte little-endian magic) is what pyroaring's BitMap64 reads.
     let mut payloads = Vec::new();
     for s in &sets {
-        let mut dv = new_deletion_vector(true);
+        let mut dv = DeletionVector::new(true);
         for &p in s {
             dv.delete(p).unwrap();
         }

@@ -7,7 +7,7 @@
 use strata_io::FileIO;
 use strata_spec::{DeletionVectorMeta, Error, Result, ResultExt};
 
-use crate::{bitmap32, bitmap64, Bitmap64DeletionVector, BitmapDeletionVector, DeletionVector};
+use crate::{bitmap32, bitmap64, DeletionVector};
 
 /// The version byte at offset 0 of every DV index file.
 pub const INDEX_VERSION: u8 = 1;
@@ -46,7 +46,7 @@ fn entry_size(header: &[u8], recorded_length: i32) -> Result<(usize, bool)> {
 
 /// Decodes the entry at the start of `bytes` (which may run on past it), checking it against the length
 /// recorded for it.
-pub fn decode_entry(bytes: &[u8], recorded_length: i32) -> Result<Box<dyn DeletionVector>> {
+pub fn decode_entry(bytes: &[u8], recorded_length: i32) -> Result<DeletionVector> {
     let (size, is64) = entry_size(bytes, recorded_length)?;
     let entry = bytes
         .get(..size)
@@ -60,13 +60,13 @@ pub fn decode_entry(bytes: &[u8], recorded_length: i32) -> Result<Box<dyn Deleti
         )));
     }
     Ok(if is64 {
-        Box::new(Bitmap64DeletionVector::deserialize_payload(payload)?)
+        DeletionVector::Bitmap64(bitmap64::decode_payload(payload)?)
     } else {
-        Box::new(BitmapDeletionVector::deserialize_payload(payload)?)
+        DeletionVector::Bitmap32(bitmap32::decode_payload(payload)?)
     })
 }
 
-fn check_cardinality(dv: &dyn DeletionVector, meta: &DeletionVectorMeta) -> Result<()> {
+fn check_cardinality(dv: &DeletionVector, meta: &DeletionVectorMeta) -> Result<()> {
     if let Some(c) = meta.cardinality {
         if u64::try_from(c).ok() != Some(dv.cardinality()) {
             return Err(Error::corrupt(format!(
@@ -80,14 +80,14 @@ fn check_cardinality(dv: &dyn DeletionVector, meta: &DeletionVectorMeta) -> Resu
 }
 
 /// Reads one data file's vector by its range, without reading the rest of the index file.
-pub fn read_deletion_vector(io: &dyn FileIO, path: &str, meta: &DeletionVectorMeta) -> Result<Box<dyn DeletionVector>> {
+pub fn read_deletion_vector(io: &dyn FileIO, path: &str, meta: &DeletionVectorMeta) -> Result<DeletionVector> {
     let _span = tracing::trace_span!("read_deletion_vector", path, file = meta.data_file_name).entered();
     let offset = u64::try_from(meta.offset).map_err(|_| Error::corrupt(format!("negative offset {}", meta.offset)))?;
     let header = io.read_range(path, offset, 8)?;
     let (size, _) = entry_size(&header, meta.length).in_file(path)?;
     let entry = io.read_range(path, offset, size as u64)?;
     let dv = decode_entry(&entry, meta.length).in_file(path)?;
-    check_cardinality(dv.as_ref(), meta).in_file(path)?;
+    check_cardinality(&dv, meta).in_file(path)?;
     Ok(dv)
 }
 
@@ -96,10 +96,10 @@ pub fn read_all_deletion_vectors(
     io: &dyn FileIO,
     path: &str,
     metas: &[DeletionVectorMeta],
-) -> Result<Vec<(String, Box<dyn DeletionVector>)>> {
+) -> Result<Vec<(String, DeletionVector)>> {
     let _span = tracing::debug_span!("read_dv_index_file", path, entries = metas.len()).entered();
     let bytes = io.read(path)?;
-    let decode = || -> Result<Vec<(String, Box<dyn DeletionVector>)>> {
+    let decode = || -> Result<Vec<(String, DeletionVector)>> {
         match bytes.first() {
             Some(&INDEX_VERSION) => {}
             other => return Err(Error::corrupt(format!("DV index file version {other:?}, expected {INDEX_VERSION}"))),
@@ -111,7 +111,7 @@ pub fn read_all_deletion_vectors(
                     Error::corrupt(format!("offset {} of {} is outside the file", m.offset, m.data_file_name))
                 })?;
                 let dv = decode_entry(&bytes[start..], m.length)?;
-                check_cardinality(dv.as_ref(), m)?;
+                check_cardinality(&dv, m)?;
                 Ok((m.data_file_name.clone(), dv))
             })
             .collect()
@@ -123,7 +123,7 @@ pub fn read_all_deletion_vectors(
 pub fn write_index_file<'a>(
     io: &dyn FileIO,
     path: &str,
-    vectors: impl IntoIterator<Item = (&'a str, &'a dyn DeletionVector)>,
+    vectors: impl IntoIterator<Item = (&'a str, &'a DeletionVector)>,
 ) -> Result<(i64, Vec<DeletionVectorMeta>)> {
     let _span = tracing::debug_span!("write_dv_index_file", path).entered();
     let mut bytes = vec![INDEX_VERSION];

@@ -6,7 +6,7 @@ use strata_io::{join, FileIO};
 use strata_spec::index_file_meta::DELETION_VECTORS_INDEX;
 use strata_spec::{Error, IndexFileMeta, Result};
 
-use crate::{new_deletion_vector, read_all_deletion_vectors, write_index_file, DeletionVector};
+use crate::{read_all_deletion_vectors, write_index_file, DeletionVector};
 
 /// What writing the bucket's index file changed: the new file, and the file it replaces (if any).
 #[derive(Debug, Clone)]
@@ -21,7 +21,7 @@ pub struct IndexFileChange {
 #[derive(Debug)]
 pub struct BucketedDvMaintainer {
     bitmap64: bool,
-    vectors: BTreeMap<String, Box<dyn DeletionVector>>,
+    vectors: BTreeMap<String, DeletionVector>,
     modified: bool,
     current_file: Option<IndexFileMeta>,
 }
@@ -54,19 +54,19 @@ impl BucketedDvMaintainer {
     /// Marks row `position` of `data_file` deleted; `Ok(true)` if it was live.
     pub fn notify_new_deletion(&mut self, data_file: &str, position: u64) -> Result<bool> {
         let bitmap64 = self.bitmap64;
-        let dv = self.vectors.entry(data_file.to_string()).or_insert_with(|| new_deletion_vector(bitmap64));
+        let dv = self.vectors.entry(data_file.to_string()).or_insert_with(|| DeletionVector::new(bitmap64));
         let fresh = dv.checked_delete(position)?;
         self.modified |= fresh;
         Ok(fresh)
     }
 
     /// Adds every position of `dv` to `data_file`'s vector.
-    pub fn merge_new_deletion(&mut self, data_file: &str, dv: &dyn DeletionVector) -> Result<()> {
+    pub fn merge_new_deletion(&mut self, data_file: &str, dv: &DeletionVector) -> Result<()> {
         if dv.is_empty() {
             return Ok(());
         }
         let bitmap64 = self.bitmap64;
-        self.vectors.entry(data_file.to_string()).or_insert_with(|| new_deletion_vector(bitmap64)).merge(dv)?;
+        self.vectors.entry(data_file.to_string()).or_insert_with(|| DeletionVector::new(bitmap64)).merge(dv)?;
         self.modified = true;
         Ok(())
     }
@@ -79,13 +79,13 @@ impl BucketedDvMaintainer {
     }
 
     /// `data_file`'s vector, if it has one.
-    pub fn deletion_vector_of(&self, data_file: &str) -> Option<&dyn DeletionVector> {
-        self.vectors.get(data_file).map(|b| b.as_ref())
+    pub fn deletion_vector_of(&self, data_file: &str) -> Option<&DeletionVector> {
+        self.vectors.get(data_file)
     }
 
     /// All vectors.
-    pub fn vectors(&self) -> impl Iterator<Item = (&str, &dyn DeletionVector)> {
-        self.vectors.iter().map(|(k, v)| (k.as_str(), v.as_ref()))
+    pub fn vectors(&self) -> impl Iterator<Item = (&str, &DeletionVector)> {
+        self.vectors.iter().map(|(k, v)| (k.as_str(), v))
     }
 
     /// Whether anything changed since the last restore or write.
@@ -110,7 +110,7 @@ impl BucketedDvMaintainer {
             return Ok(None);
         }
         let path = join(index_dir, file_name);
-        let live = self.vectors.iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| (k.as_str(), v.as_ref()));
+        let live = self.vectors.iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| (k.as_str(), v));
         let (size, metas) = write_index_file(io, &path, live)?;
         let new_file = IndexFileMeta {
             index_type: DELETION_VECTORS_INDEX.to_string(),

@@ -7,24 +7,12 @@ use strata_spec::{DeletionVectorMeta, ErrorKind};
 
 use super::*;
 
-fn dv_of(positions: &BTreeSet<u64>, bitmap64: bool) -> Box<dyn DeletionVector> {
-    let mut dv = new_deletion_vector(bitmap64);
+fn dv_of(positions: &BTreeSet<u64>, bitmap64: bool) -> DeletionVector {
+    let mut dv = DeletionVector::new(bitmap64);
     for &p in positions {
         dv.delete(p).unwrap();
     }
     dv
-}
-
-fn kept(selection: &parquet::arrow::arrow_reader::RowSelection) -> Vec<u64> {
-    let mut out = Vec::new();
-    let mut pos = 0u64;
-    for s in selection.iter() {
-        if !s.skip {
-            out.extend(pos..pos + s.row_count as u64);
-        }
-        pos += s.row_count as u64;
-    }
-    out
 }
 
 fn positions32() -> impl Strategy<Value = BTreeSet<u64>> {
@@ -64,9 +52,9 @@ proptest! {
     #[test]
     fn index_files_round_trip(files in proptest::collection::vec((positions32(), any::<bool>()), 0..12)) {
         let io = MemoryFileIO::new();
-        let dvs: Vec<(String, Box<dyn DeletionVector>)> =
+        let dvs: Vec<(String, DeletionVector)> =
             files.iter().enumerate().map(|(i, (p, b64))| (format!("data-{i}.parquet"), dv_of(p, *b64))).collect();
-        let (size, metas) = write_index_file(&io, "/i/index-0", dvs.iter().map(|(n, d)| (n.as_str(), d.as_ref()))).unwrap();
+        let (size, metas) = write_index_file(&io, "/i/index-0", dvs.iter().map(|(n, d)| (n.as_str(), d))).unwrap();
         prop_assert_eq!(size as u64, io.size("/i/index-0").unwrap());
         let all = read_all_deletion_vectors(&io, "/i/index-0", &metas).unwrap();
         prop_assert_eq!(all.len(), files.len());
@@ -82,27 +70,13 @@ proptest! {
     #[test]
     fn merge_is_set_union(a in positions32(), b in positions32(), b64 in any::<bool>()) {
         let mut x = dv_of(&a, false);
-        x.merge(dv_of(&b, b64).as_ref()).unwrap();
+        x.merge(&dv_of(&b, b64)).unwrap();
         let want: BTreeSet<u64> = a.union(&b).copied().collect();
         prop_assert_eq!(x.positions().collect::<BTreeSet<_>>(), want.clone());
         prop_assert_eq!(x.cardinality(), want.len() as u64);
         let mut y = dv_of(&a, true);
-        y.merge(dv_of(&b, b64).as_ref()).unwrap();
+        y.merge(&dv_of(&b, b64)).unwrap();
         prop_assert_eq!(y.positions().collect::<BTreeSet<_>>(), want);
-    }
-
-    #[test]
-    fn row_selection_keeps_exactly_the_live_rows(positions in proptest::collection::btree_set(0u64..3_000, 0..500), n in 0u64..3_000) {
-        let dv = dv_of(&positions, false);
-        let sel = row_selection(dv.as_ref(), n);
-        let want: Vec<u64> = (0..n).filter(|p| !positions.contains(p)).collect();
-        prop_assert_eq!(kept(&sel), want);
-        // Two row groups out of three: [0,1000) and [2000,n).
-        if n > 2000 {
-            let sel = row_selection_for_ranges(dv.as_ref(), &[0..1000, 2000..n]);
-            let live: Vec<u64> = (0..1000).chain(2000..n).filter(|p| !positions.contains(p)).collect();
-            prop_assert_eq!(kept(&sel).len(), live.len());
-        }
     }
 
     #[test]
@@ -159,11 +133,11 @@ fn bad_entries_are_typed_errors() {
 
 #[test]
 fn a_32_bit_vector_refuses_positions_above_2_31() {
-    let mut dv = BitmapDeletionVector::new();
+    let mut dv = DeletionVector::new(false);
     let e = dv.delete(1 << 31).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Invalid);
     dv.delete(i32::MAX as u64).unwrap();
-    let mut dv64 = Bitmap64DeletionVector::new();
+    let mut dv64 = DeletionVector::new(true);
     dv64.delete(1 << 40).unwrap();
     assert!(dv64.is_deleted(1 << 40) && !dv64.is_deleted(1 << 39));
 }
@@ -172,7 +146,7 @@ fn a_32_bit_vector_refuses_positions_above_2_31() {
 fn index_file_checks_version_offsets_and_cardinality() {
     let io = MemoryFileIO::new();
     let dv = dv_of(&BTreeSet::from([3, 4]), false);
-    let (_, metas) = write_index_file(&io, "/ix", [("a", dv.as_ref())]).unwrap();
+    let (_, metas) = write_index_file(&io, "/ix", [("a", &dv)]).unwrap();
     let mut bytes = io.read("/ix").unwrap();
     bytes[0] = 2;
     io.write("/ix2", &bytes).unwrap();

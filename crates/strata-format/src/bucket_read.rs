@@ -26,14 +26,14 @@ pub struct DataFileRef {
     /// Manifest metadata.
     pub meta: DataFileMeta,
     /// Its deletion vector, if it has one.
-    pub dv: Option<Arc<dyn DeletionVector>>,
+    pub dv: Option<Arc<DeletionVector>>,
     /// How its columns read as the reading schema's, when it was written with another schema.
     pub mapping: Option<Arc<ColumnMapping>>,
 }
 
 impl DataFileRef {
     /// The file at `path` that `meta` describes, written with the reading schema (no mapping).
-    pub fn new(path: String, meta: DataFileMeta, dv: Option<Arc<dyn DeletionVector>>) -> Self {
+    pub fn new(path: String, meta: DataFileMeta, dv: Option<Arc<DeletionVector>>) -> Self {
         DataFileRef { path, meta, dv, mapping: None }
     }
 }

@@ -192,7 +192,7 @@ impl KeyValueLayout {
         &self,
         path: String,
         meta: DataFileMeta,
-        dv: Option<Arc<dyn strata_dv::DeletionVector>>,
+        dv: Option<Arc<strata_dv::DeletionVector>>,
     ) -> Result<DataFileRef> {
         let mapping = self
             .mappings

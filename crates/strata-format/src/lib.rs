@@ -9,6 +9,7 @@ pub mod merge;
 pub mod merge_function;
 pub mod predicate;
 pub mod reader;
+pub mod row_runs;
 pub mod stats;
 pub mod verify;
 pub mod writer;

@@ -13,6 +13,7 @@ use strata_spec::{DataType, Error, Result};
 
 use crate::evolution::{absent_column, read_as, resolve, stored_index, ColumnMapping, StoredColumn};
 use crate::kv::ROW_POSITION;
+use crate::row_runs::{live_runs, orc_selection, parquet_selection, position_runs};
 use crate::writer::FileFormat;
 
 /// Rows per batch read.
@@ -23,7 +24,7 @@ pub struct ReadRequest<'a> {
     /// Column names in the file, in the order wanted, with the types to return them as.
     pub columns: Vec<(String, DataType)>,
     /// Rows to skip.
-    pub dv: Option<&'a dyn DeletionVector>,
+    pub dv: Option<&'a DeletionVector>,
     /// Append a `_ROW_POSITION` (BIGINT) column holding each row's position in the file.
     pub with_positions: bool,
     /// Rows per batch.
@@ -35,31 +36,6 @@ pub struct ReadRequest<'a> {
     /// Where the file stores the requested columns, when it was written with another schema than the read's
     /// (`None`: each under its own name and type).
     pub mapping: Option<&'a ColumnMapping>,
-}
-
-/// (skip, count) runs selecting exactly `positions` (ascending) out of `num_rows`.
-fn runs_for_positions(positions: &[u64], num_rows: u64) -> Vec<(bool, usize)> {
-    let mut out: Vec<(bool, usize)> = Vec::new();
-    let mut push = |skip: bool, n: u64| {
-        if n == 0 {
-            return;
-        }
-        match out.last_mut() {
-            Some(last) if last.0 == skip => last.1 += n as usize,
-            _ => out.push((skip, n as usize)),
-        }
-    };
-    let mut cursor = 0u64;
-    for &p in positions {
-        if p < cursor || p >= num_rows {
-            continue;
-        }
-        push(true, p - cursor);
-        push(false, 1);
-        cursor = p + 1;
-    }
-    push(true, num_rows - cursor);
-    out
 }
 
 type ArrowBatches = Box<dyn Iterator<Item = std::result::Result<RecordBatch, ArrowError>> + Send>;
@@ -97,7 +73,7 @@ fn corrupt(path: &str, e: impl std::fmt::Display) -> Error {
 
 /// Positions in `ranges` without those `dv` deletes, lazily.
 fn live_positions(
-    dv: Option<&dyn DeletionVector>,
+    dv: Option<&DeletionVector>,
     ranges: Vec<std::ops::Range<u64>>,
 ) -> Box<dyn Iterator<Item = u64> + Send> {
     let all = ranges.into_iter().flatten();
@@ -301,17 +277,7 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + 'static>(
         builder = builder.with_row_groups(groups.iter().map(|(i, _)| *i).collect());
     }
     if let Some(sel) = &req.select {
-        let selectors: Vec<parquet::arrow::arrow_reader::RowSelector> = runs_for_positions(sel, num_rows)
-            .into_iter()
-            .map(|(skip, n)| {
-                if skip {
-                    parquet::arrow::arrow_reader::RowSelector::skip(n)
-                } else {
-                    parquet::arrow::arrow_reader::RowSelector::select(n)
-                }
-            })
-            .collect();
-        builder = builder.with_row_selection(selectors.into());
+        builder = builder.with_row_selection(parquet_selection(&position_runs(sel, num_rows)));
     } else if let Some(dv) = req.dv {
         // Measured (benches/dv.rs): a boolean mask beats a selector queue from about 0.2% deleted rows
         // up; below that, skipping runs is cheaper.
@@ -320,9 +286,8 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + 'static>(
         } else {
             parquet::arrow::arrow_reader::RowSelectionPolicy::Selectors
         };
-        builder = builder
-            .with_row_selection(strata_dv::row_selection_for_ranges(dv, &ranges))
-            .with_row_selection_policy(policy);
+        builder =
+            builder.with_row_selection(parquet_selection(&live_runs(dv, &ranges))).with_row_selection_policy(policy);
     }
     let reader = builder.build().map_err(|e| corrupt(path, e))?;
     Ok((Box::new(reader), num_rows, ranges, sources))
@@ -337,24 +302,9 @@ fn open_orc(bytes: Bytes, path: &str, req: &ReadRequest<'_>) -> Result<Opened> {
     let mask = orc_rust::projection::ProjectionMask::named_roots(builder.file_metadata().root_data_type(), &names);
     let mut builder = builder.with_projection(mask).with_batch_size(req.batch_size);
     if let Some(sel) = &req.select {
-        let selectors: Vec<orc_rust::RowSelector> = runs_for_positions(sel, num_rows)
-            .into_iter()
-            .map(|(skip, n)| if skip { orc_rust::RowSelector::skip(n) } else { orc_rust::RowSelector::select(n) })
-            .collect();
-        builder = builder.with_row_selection(orc_rust::RowSelection::from(selectors));
+        builder = builder.with_row_selection(orc_selection(&position_runs(sel, num_rows)));
     } else if let Some(dv) = req.dv {
-        let parquet_sel = strata_dv::row_selection(dv, num_rows);
-        let selectors: Vec<orc_rust::RowSelector> = parquet_sel
-            .iter()
-            .map(|s| {
-                if s.skip {
-                    orc_rust::RowSelector::skip(s.row_count)
-                } else {
-                    orc_rust::RowSelector::select(s.row_count)
-                }
-            })
-            .collect();
-        builder = builder.with_row_selection(orc_rust::RowSelection::from(selectors));
+        builder = builder.with_row_selection(orc_selection(&live_runs(dv, std::slice::from_ref(&(0..num_rows)))));
     }
     Ok((Box::new(builder.build()), num_rows, std::iter::once(0..num_rows).collect(), sources))
 }

@@ -62,9 +62,9 @@ impl BucketLookup {
     }
 
     /// A copy of `file`'s deletion vector, if it has one.
-    pub(crate) fn vector_of(&self, file: &str) -> Result<Option<Arc<dyn DeletionVector>>> {
+    pub(crate) fn vector_of(&self, file: &str) -> Result<Option<Arc<DeletionVector>>> {
         let st = self.lock()?;
-        Ok(st.vectors.as_ref().and_then(|d| d.deletion_vector_of(file)).map(|d| Arc::from(d.boxed_clone())))
+        Ok(st.vectors.as_ref().and_then(|d| d.deletion_vector_of(file)).map(|d| Arc::new(d.clone())))
     }
 
     /// Whether `file` has a deletion vector.

@@ -222,7 +222,7 @@ struct State {
     view: Arc<View>,
     snapshot: Option<Snapshot>,
     buckets: BucketFiles,
-    vectors: HashMap<(String, i32), Arc<dyn DeletionVector>>,
+    vectors: HashMap<(String, i32), Arc<DeletionVector>>,
     files: HashMap<String, LocalFile>,
     memory: u64,
     disk: u64,
@@ -329,7 +329,7 @@ impl State {
         &mut self,
         path: &str,
         key: &[u8],
-        dv: Option<&dyn DeletionVector>,
+        dv: Option<&DeletionVector>,
     ) -> std::result::Result<Option<RecordBatch>, Option<Error>> {
         self.clock += 1;
         let now = self.clock;
@@ -511,10 +511,7 @@ impl TableQuery {
             }
             let mut vectors = Vec::with_capacity(missing_vectors.len());
             for d in &missing_vectors {
-                vectors.push((
-                    (d.path.clone(), d.meta.offset),
-                    Arc::<dyn DeletionVector>::from(d.read(view.table.io().as_ref())?),
-                ));
+                vectors.push(((d.path.clone(), d.meta.offset), Arc::new(d.read(view.table.io().as_ref())?)));
             }
             // 3. Under the lock again: keep what was built and look the key up in each file.
             let mut st = self.state.lock();

@@ -35,7 +35,7 @@ pub struct DeletionFile {
 
 impl DeletionFile {
     /// Reads the vector.
-    pub fn read(&self, io: &dyn FileIO) -> Result<Box<dyn strata_dv::DeletionVector>> {
+    pub fn read(&self, io: &dyn FileIO) -> Result<strata_dv::DeletionVector> {
         strata_dv::read_deletion_vector(io, &self.path, &self.meta)
     }
 }
