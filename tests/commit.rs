@@ -7,10 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use common::fixtures::{append, create_table, file};
-use strata::io::{Fault, FaultyFileIO, OpKind};
 use strata::spec::{CommitKind, DataFileMeta, FileKind};
 use strata::table::{CommitMessage, CommitOutcome, Committable};
 use strata::{ErrorKind, FileIO, LocalFileIO, Table};
+use strata_sim::{Fault, FaultyFileIO, OpKind};
 
 fn local() -> Arc<dyn FileIO> {
     Arc::new(LocalFileIO::new())

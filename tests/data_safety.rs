@@ -528,7 +528,7 @@ fn discarding_messages_never_removes_referenced_files() {
 /// failed earlier, before the rows buffered since were flushed.
 #[test]
 fn a_conflict_drops_the_rows_still_buffered_too() {
-    use strata::io::{Fault, FaultyFileIO, OpKind};
+    use strata_sim::{Fault, FaultyFileIO, OpKind};
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("t");
     let t = create(&dir, false);

@@ -370,8 +370,8 @@ fn assert_no_stray_files(table: &Table, context: &str) {
 /// conflict over a file no snapshot ever held, and leave no file behind that no snapshot references.
 #[test]
 fn a_bucket_that_prepared_while_another_failed_folds_its_later_changes_into_one_commit() {
-    use strata::io::{Fault, FaultyFileIO, OpKind};
     use strata::TableWriter;
+    use strata_sim::{Fault, FaultyFileIO, OpKind};
     for dv in [true, false] {
         let dir = tempfile::tempdir().unwrap();
         let faulty = FaultyFileIO::new(Arc::new(LocalFileIO::new()));
@@ -417,8 +417,8 @@ fn a_bucket_that_prepared_while_another_failed_folds_its_later_changes_into_one_
 /// buffers and level-0 flushes alike.
 #[test]
 fn a_failed_commit_is_retried_by_the_next_commit_without_losing_rows() {
-    use strata::io::{Fault, FaultyFileIO, OpKind};
     use strata::TableWriter;
+    use strata_sim::{Fault, FaultyFileIO, OpKind};
     // One bucket: every storage operation of the commit, in a fixed order. Two buckets: the buckets prepare
     // in parallel, so one may fail while the other has handed its files over.
     for (buckets, step) in [(1, 2), (2, 5)] {

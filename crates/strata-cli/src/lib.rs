@@ -377,7 +377,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             maintenance_report(json, &r, "removed orphans")?;
         }
         Command::Replay { file, faults, dir, shrink, json } => {
-            use strata_table::workload::{replay, FaultPlan, Workload};
+            use strata_sim::workload::{replay, FaultPlan, Workload};
             if !(0.0..=1.0).contains(&faults) {
                 return Err(Error::invalid("--faults", format!("{faults} is outside 0..=1")));
             }
@@ -399,7 +399,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
                 ),
                 Err(d) => {
                     if let Some(out) = shrink {
-                        let small = strata_table::workload::shrink(&tmp.to_string_lossy(), &w, plan, 500);
+                        let small = strata_sim::workload::shrink(&tmp.to_string_lossy(), &w, plan, 500);
                         std::fs::write(&out, small.to_text()).map_err(|e| Error::io(&out, e))?;
                         let _ = std::fs::remove_dir_all(&tmp);
                         eprintln!("shrunk to {} steps: {out}", small.ops.len());
@@ -409,7 +409,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             }
         }
         Command::Soak { seconds, commits, faults, seed, save, json } => {
-            use strata_table::workload::{replay, shrink, FaultPlan, Workload};
+            use strata_sim::workload::{replay, shrink, FaultPlan, Workload};
             let started = std::time::Instant::now();
             let tmp = std::env::temp_dir().join(format!("strata-soak-{}", uuid::Uuid::new_v4()));
             let dir = tmp.to_string_lossy().into_owned();

@@ -4,13 +4,11 @@
 //! shaped (whole-object writes, range reads, listing by prefix directory, one conditional create), so a
 //! backend with conditional PUT (`If-None-Match: *`) fits behind it as well as a local file system.
 
-mod faulty;
 mod local;
 mod memory;
 
 use std::fmt::Debug;
 
-pub use faulty::{Fault, FaultyFileIO, OpKind};
 pub use local::LocalFileIO;
 pub use memory::MemoryFileIO;
 pub use strata_spec::{Error, Result};

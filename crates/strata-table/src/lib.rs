@@ -20,7 +20,6 @@ pub mod schema_manager;
 pub mod snapshot_manager;
 pub mod table;
 pub mod table_writer;
-pub mod workload;
 pub mod write;
 
 pub use alter::AlterTable;

@@ -5,15 +5,17 @@ use std::sync::Arc;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use strata_io::{Fault, FaultyFileIO, FileIO, LocalFileIO, OpKind};
+use strata_io::{FileIO, LocalFileIO};
+
+use crate::{Fault, FaultyFileIO, OpKind};
 use strata_spec::{ColumnMove, DataType, Error, Result, SchemaChange, TableSchema};
 
 use super::runner::{apply_change, key_of, Model, Runner, Values};
 use super::{Divergence, Evolution, FaultPlan, Key, Op, ReplayStats, Workload};
-use crate::maintenance::{expire_snapshots, ExpireOptions};
-use crate::query::TableQuery;
-use crate::read::get;
-use crate::table::Table;
+use strata_table::maintenance::{expire_snapshots, ExpireOptions};
+use strata_table::query::TableQuery;
+use strata_table::read::get;
+use strata_table::Table;
 
 /// Replays `w` in a fresh table under `dir`. Errors in the replayer itself (a bad workload) are `Err` in
 /// the outer result; divergences from the model are the inner `Err`.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::{Error, FileIO, FileStatus, Result};
+use strata_io::{Error, FileIO, FileStatus, Result};
 
 /// What kind of operation a call is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,7 +188,7 @@ impl FileIO for FaultyFileIO {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::MemoryFileIO;
+    use strata_io::MemoryFileIO;
 
     #[test]
     fn fails_exactly_the_chosen_operation() {

@@ -1,0 +1,9 @@
+//! Simulation and fault tooling, kept apart from the library crates (as slatedb keeps its deterministic
+//! simulation in `slatedb-dst`): workload scripts with a seeded generator, a replayer that checks a table
+//! against a `BTreeMap` model and the LSM invariants after every commit, shrinking of failing workloads, and
+//! [`FaultyFileIO`], a `FileIO` that fails chosen operations. Tests and the CLI's `replay` and `soak` use it.
+
+mod faulty;
+pub mod workload;
+
+pub use faulty::{Fault, FaultyFileIO, OpKind};
