@@ -24,6 +24,82 @@ pub fn replay(
     w: &Workload,
     faults: Option<FaultPlan>,
 ) -> Result<std::result::Result<ReplayStats, Divergence>> {
+    let mut r = start(dir, w)?;
+    let mut rng = faults.map(|f| StdRng::seed_from_u64(f.seed));
+    let mut stats = ReplayStats::default();
+    for (step, op) in w.ops.iter().enumerate() {
+        stats.steps += 1;
+        let divergence = match op {
+            Op::Put { rows } => {
+                for row in rows {
+                    let values = r.row(row.id, row.p.clone(), row.v, row.s.clone());
+                    r.writer()?.put(values)?;
+                    r.pending.push((Key { id: row.id, p: row.p.clone() }, Some((row.v, row.s.clone()))));
+                }
+                None
+            }
+            Op::Delete { keys } => {
+                for k in keys {
+                    let key = r.key(k);
+                    r.writer()?.delete(key)?;
+                    r.pending.push((k.clone(), None));
+                }
+                None
+            }
+            Op::Crash => {
+                r.writer = None;
+                r.pending.clear();
+                None
+            }
+            Op::Reopen => {
+                r.reopen()?;
+                None
+            }
+            Op::Commit => {
+                let fault = pick_fault(&mut rng, faults);
+                commit_step(&mut r, step, fault, &mut stats)?
+            }
+            Op::Compact | Op::FullCompact => compact_step(&mut r, step, matches!(op, Op::FullCompact))?,
+            Op::Scan => r.check(step).err(),
+            Op::Get { key } => get_step(&mut r, step, key)?,
+            Op::Expire { retain } => {
+                let n = (*retain).max(1);
+                let opts = ExpireOptions {
+                    retain_min: n,
+                    retain_max: n,
+                    time_retained: std::time::Duration::from_secs(3600),
+                    dry_run: false,
+                };
+                expire_snapshots(&r.table, &opts)?;
+                r.check(step).err()
+            }
+            Op::Evolve { change } => {
+                // Buffered rows are lost with the writer a schema change replaces.
+                r.writer = None;
+                r.pending.clear();
+                r.query = None;
+                r.table = evolve(&r.table, change, &mut r.s_name)?;
+                r.check(step).err()
+            }
+            Op::SwitchMode { dv } => {
+                let set = BTreeMap::from([("deletion-vectors.enabled".to_string(), dv.to_string())]);
+                // Buffered rows are lost with the writer a schema change replaces.
+                r.writer = None;
+                r.pending.clear();
+                r.table = r.table.alter_options(&set, &[], true)?;
+                r.query = None;
+                r.check(step).err()
+            }
+        };
+        if let Some(d) = divergence {
+            return Ok(Err(d));
+        }
+    }
+    Ok(Ok(stats))
+}
+
+/// A fresh table for `w` under `dir` (behind a `FaultyFileIO`), and its empty model.
+fn start(dir: &str, w: &Workload) -> Result<Runner> {
     let local: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
     let path = format!("{}/db.db/t", dir.trim_end_matches('/'));
     Table::delete_table_dir(&local, &path)?;
@@ -54,7 +130,7 @@ pub fn replay(
     options.insert("deletion-vectors.enabled".into(), w.header.deletion_vectors.to_string());
     let schema = TableSchema::new(columns, partition_keys, pk, options, 0)?;
     let table = Table::create(Arc::new(faulty.clone()), &path, schema)?;
-    let mut r = Runner {
+    Ok(Runner {
         faulty,
         path,
         table,
@@ -66,173 +142,117 @@ pub fn replay(
         engine: w.header.merge_engine.clone(),
         changelog: std::cell::RefCell::new((0, Model::new())),
         s_name: "s".to_string(),
-    };
-    let mut rng = faults.map(|f| StdRng::seed_from_u64(f.seed));
-    let mut stats = ReplayStats::default();
-    for (step, op) in w.ops.iter().enumerate() {
-        stats.steps += 1;
-        let div = |message: String| Divergence { step, message };
-        match op {
-            Op::Put { rows } => {
-                for row in rows {
-                    let values = r.row(row.id, row.p.clone(), row.v, row.s.clone());
-                    r.writer()?.put(values)?;
-                    r.pending.push((Key { id: row.id, p: row.p.clone() }, Some((row.v, row.s.clone()))));
-                }
+    })
+}
+
+/// The fault to inject into the next commit, if the plan draws one: (the mutating operation it hits, how).
+fn pick_fault(rng: &mut Option<StdRng>, faults: Option<FaultPlan>) -> Option<(u64, Fault)> {
+    let rng = rng.as_mut()?;
+    let rate = faults.map_or(0.0, |f| f.rate);
+    rng.random_bool(rate)
+        .then(|| (rng.random_range(0..40u64), [Fault::Before, Fault::After, Fault::Torn][rng.random_range(0..3)]))
+}
+
+/// Commits the buffered rows (with the fault `plan` injected), then checks the table against the model.
+fn commit_step(
+    r: &mut Runner,
+    step: usize,
+    plan: Option<(u64, Fault)>,
+    stats: &mut ReplayStats,
+) -> Result<Option<Divergence>> {
+    let div = |message: String| Divergence { step, message };
+    let mut after = r.model.clone();
+    for (k, v) in &r.pending {
+        apply_change(&mut after, &r.engine, key_of(k), v.clone());
+    }
+    if let Some((k, fault)) = plan {
+        r.faulty.fail_at(k, fault, Some(OpKind::Mutate));
+    }
+    let before_latest = r.table.snapshot_manager().latest_id()?;
+    let identifier = r.writer()?.next_identifier();
+    let result = r.writer()?.commit();
+    let injected = plan.is_some() && r.faulty.count() > plan.map_or(0, |p| p.0);
+    r.faulty.disarm();
+    if injected {
+        stats.faults += 1;
+    }
+    match result {
+        Ok(_) => {
+            r.model = after;
+            r.pending.clear();
+            stats.commits += 1;
+        }
+        Err(e) if injected => {
+            stats.failed_commits += 1;
+            match recover_failed_commit(r, &e, after, before_latest, identifier)? {
+                Ok(half_landed) => stats.half_landed_commits += usize::from(half_landed),
+                Err(message) => return Ok(Some(div(message))),
             }
-            Op::Delete { keys } => {
-                for k in keys {
-                    let key = r.key(k);
-                    r.writer()?.delete(key)?;
-                    r.pending.push((k.clone(), None));
-                }
-            }
-            Op::Crash => {
-                r.writer = None;
-                r.pending.clear();
-            }
-            Op::Reopen => r.reopen()?,
-            Op::Commit => {
-                let mut after = r.model.clone();
-                for (k, v) in &r.pending {
-                    apply_change(&mut after, &r.engine, key_of(k), v.clone());
-                }
-                let plan = rng.as_mut().and_then(|rng| {
-                    let rate = faults.map_or(0.0, |f| f.rate);
-                    rng.random_bool(rate).then(|| {
-                        (rng.random_range(0..40u64), [Fault::Before, Fault::After, Fault::Torn][rng.random_range(0..3)])
-                    })
-                });
-                if let Some((k, fault)) = plan {
-                    r.faulty.fail_at(k, fault, Some(OpKind::Mutate));
-                }
-                let before_latest = r.table.snapshot_manager().latest_id()?;
-                let identifier = r.writer()?.next_identifier();
-                let result = r.writer()?.commit();
-                let injected = plan.is_some() && r.faulty.count() > plan.map_or(0, |p| p.0);
-                r.faulty.disarm();
-                if injected {
-                    stats.faults += 1;
-                }
-                match result {
-                    Ok(_) => {
-                        r.model = after;
-                        r.pending.clear();
-                        stats.commits += 1;
-                    }
-                    Err(e) if injected => {
-                        stats.failed_commits += 1;
-                        match recover_failed_commit(&mut r, &e, after, before_latest, identifier)? {
-                            Ok(half_landed) => stats.half_landed_commits += usize::from(half_landed),
-                            Err(message) => return Ok(Err(div(message))),
-                        }
-                    }
-                    Err(e) => return Ok(Err(div(format!("commit failed without a fault: {e}")))),
-                }
-                if let Err(d) = r.check(step) {
-                    return Ok(Err(d));
-                }
-            }
-            Op::Compact | Op::FullCompact => {
-                let full = matches!(op, Op::FullCompact);
-                // Buffered rows are committed first, as a compaction commits them too.
-                let mut after = r.model.clone();
-                for (k, v) in r.pending.drain(..) {
-                    apply_change(&mut after, &r.engine, key_of(&k), v);
-                }
-                match r.writer()?.compact(full) {
-                    Ok(_) => r.model = after,
-                    Err(e) => return Ok(Err(div(format!("compaction failed: {e}")))),
-                }
-                if full {
-                    let s = r.table.snapshot(None)?;
-                    if let Some(s) = s {
-                        if !r.table.deletion_files(&s)?.is_empty() {
-                            return Ok(Err(div("a full compaction left deletion vectors".into())));
-                        }
-                    }
-                }
-                if let Err(d) = r.check(step) {
-                    return Ok(Err(d));
-                }
-            }
-            Op::Scan => {
-                if let Err(d) = r.check(step) {
-                    return Ok(Err(d));
-                }
-            }
-            Op::Get { key } => {
-                let values = |got: Option<arrow_array::RecordBatch>| -> std::result::Result<Option<Values>, String> {
-                    let Some(b) = got else { return Ok(None) };
-                    use arrow_array::Array;
-                    let v = b.column_by_name("v").and_then(|c| c.as_any().downcast_ref::<arrow_array::Int64Array>());
-                    let s =
-                        b.column_by_name(&r.s_name).and_then(|c| c.as_any().downcast_ref::<arrow_array::StringArray>());
-                    match (v, s) {
-                        (Some(v), Some(s)) => {
-                            Ok(Some((v.is_valid(0).then(|| v.value(0)), s.is_valid(0).then(|| s.value(0).to_string()))))
-                        }
-                        _ => Err("get returned unexpected columns".into()),
-                    }
-                };
-                let one_shot = values(get(&r.table, &r.key(key), None)?);
-                // The long-lived query, moved to the latest snapshot: it keeps local files across gets.
-                if r.query.is_none() {
-                    r.query = Some(TableQuery::new(&r.table)?);
-                }
-                let query = r.query.as_ref().ok_or_else(|| Error::invalid("replay", "no query"))?;
-                query.refresh()?;
-                let queried = values(query.get(&r.key(key))?);
-                for (how, got) in [("get", one_shot), ("TableQuery::get", queried)] {
-                    let got = match got {
-                        Ok(got) => got,
-                        Err(m) => return Ok(Err(div(m))),
-                    };
-                    if got != r.model.get(&key_of(key)).cloned() {
-                        return Ok(Err(div(format!(
-                            "{how} {key:?} returned {got:?}, the model has {:?}",
-                            r.model.get(&key_of(key))
-                        ))));
-                    }
-                }
-            }
-            Op::Expire { retain } => {
-                let n = (*retain).max(1);
-                let opts = ExpireOptions {
-                    retain_min: n,
-                    retain_max: n,
-                    time_retained: std::time::Duration::from_secs(3600),
-                    dry_run: false,
-                };
-                expire_snapshots(&r.table, &opts)?;
-                if let Err(d) = r.check(step) {
-                    return Ok(Err(d));
-                }
-            }
-            Op::Evolve { change } => {
-                // Buffered rows are lost with the writer a schema change replaces.
-                r.writer = None;
-                r.pending.clear();
-                r.query = None;
-                r.table = evolve(&r.table, change, &mut r.s_name)?;
-                if let Err(d) = r.check(step) {
-                    return Ok(Err(d));
-                }
-            }
-            Op::SwitchMode { dv } => {
-                let set = BTreeMap::from([("deletion-vectors.enabled".to_string(), dv.to_string())]);
-                // Buffered rows are lost with the writer a schema change replaces.
-                r.writer = None;
-                r.pending.clear();
-                r.table = r.table.alter_options(&set, &[], true)?;
-                r.query = None;
-                if let Err(d) = r.check(step) {
-                    return Ok(Err(d));
-                }
+        }
+        Err(e) => return Ok(Some(div(format!("commit failed without a fault: {e}")))),
+    }
+    Ok(r.check(step).err())
+}
+
+/// Compacts (fully with `full`), committing the buffered rows too, then checks the table.
+fn compact_step(r: &mut Runner, step: usize, full: bool) -> Result<Option<Divergence>> {
+    let div = |message: String| Divergence { step, message };
+    // Buffered rows are committed first, as a compaction commits them too.
+    let mut after = r.model.clone();
+    for (k, v) in r.pending.drain(..) {
+        apply_change(&mut after, &r.engine, key_of(&k), v);
+    }
+    match r.writer()?.compact(full) {
+        Ok(_) => r.model = after,
+        Err(e) => return Ok(Some(div(format!("compaction failed: {e}")))),
+    }
+    if full {
+        let s = r.table.snapshot(None)?;
+        if let Some(s) = s {
+            if !r.table.deletion_files(&s)?.is_empty() {
+                return Ok(Some(div("a full compaction left deletion vectors".into())));
             }
         }
     }
-    Ok(Ok(stats))
+    Ok(r.check(step).err())
+}
+
+/// Looks `key` up with a one-off `get` and with the long-lived `TableQuery`; both must equal the model.
+fn get_step(r: &mut Runner, step: usize, key: &Key) -> Result<Option<Divergence>> {
+    let div = |message: String| Divergence { step, message };
+    let values = |got: Option<arrow_array::RecordBatch>| -> std::result::Result<Option<Values>, String> {
+        let Some(b) = got else { return Ok(None) };
+        use arrow_array::Array;
+        let v = b.column_by_name("v").and_then(|c| c.as_any().downcast_ref::<arrow_array::Int64Array>());
+        let s = b.column_by_name(&r.s_name).and_then(|c| c.as_any().downcast_ref::<arrow_array::StringArray>());
+        match (v, s) {
+            (Some(v), Some(s)) => {
+                Ok(Some((v.is_valid(0).then(|| v.value(0)), s.is_valid(0).then(|| s.value(0).to_string()))))
+            }
+            _ => Err("get returned unexpected columns".into()),
+        }
+    };
+    let one_shot = values(get(&r.table, &r.key(key), None)?);
+    // The long-lived query, moved to the latest snapshot: it keeps local files across gets.
+    if r.query.is_none() {
+        r.query = Some(TableQuery::new(&r.table)?);
+    }
+    let query = r.query.as_ref().ok_or_else(|| Error::invalid("replay", "no query"))?;
+    query.refresh()?;
+    let queried = values(query.get(&r.key(key))?);
+    for (how, got) in [("get", one_shot), ("TableQuery::get", queried)] {
+        let got = match got {
+            Ok(got) => got,
+            Err(m) => return Ok(Some(div(m))),
+        };
+        if got != r.model.get(&key_of(key)).cloned() {
+            return Ok(Some(div(format!(
+                "{how} {key:?} returned {got:?}, the model has {:?}",
+                r.model.get(&key_of(key))
+            ))));
+        }
+    }
+    Ok(None)
 }
 
 /// Applies `change` to `table` (tracking the name of `s` in `s_name`).
