@@ -239,6 +239,36 @@ fn run_in(
     let w = Workload { rows, rounds };
     let mut report = serde_json::Map::new();
     let mut lines = Vec::new();
+    let (ingest, line) = bench_ingest(&dyn_io, work, rows)?;
+    report.insert("ingest".into(), ingest);
+    lines.push(line);
+    for (name, dv) in [("dv", true), ("mor", false)] {
+        let (entry, table_lines) = bench_table(io, work, name, dv, &w, buckets)?;
+        report.insert(name.to_string(), entry);
+        lines.extend(table_lines);
+    }
+    let dv = report["dv"]["scanRowsPerSec"].as_f64().unwrap_or(0.0);
+    let mor = report["mor"]["scanRowsPerSec"].as_f64().unwrap_or(1.0);
+    let dvw = report["dv"]["writeSeconds"].as_f64().unwrap_or(0.0);
+    let morw = report["mor"]["writeSeconds"].as_f64().unwrap_or(1.0);
+    lines.push(format!("DV scan / MOR scan: {:.2}x; DV write / MOR write: {:.2}x", dv / mor, dvw / morw));
+    report.insert("dvOverMorScan".into(), json!(dv / mor));
+    report.insert("dvOverMorWrite".into(), json!(dvw / morw));
+
+    let (series, line) = bench_runs(&dyn_io, work, dir, rows, buckets)?;
+    lines.push(line);
+    lines.push(format!("chart: {dir}/scan_vs_runs.svg"));
+    report.insert("scanVsRuns".into(), Value::Array(series));
+    if !json_out {
+        for l in &lines {
+            println!("{l}");
+        }
+    }
+    Ok(Value::Object(report))
+}
+
+/// Ingest in the shape of Paimon's TableWriterBenchmark; the report entry and its line.
+fn bench_ingest(dyn_io: &Arc<dyn FileIO>, work: &str, rows: usize) -> Result<(Value, String)> {
     // Ingest in the shape of Paimon's TableWriterBenchmark: one bucket (so one writer thread), random keys,
     // one commit, compaction included; rows generated before the clock starts. Measured first, before the
     // other phases leave gigabytes of dirty pages for the kernel to write back while it runs.
@@ -263,111 +293,160 @@ fn run_in(
     let ingest_secs = started.elapsed().as_secs_f64();
     let ingest_cpu = cpu_seconds() - cpu_before;
     let ingest_mem = peak_mib();
-    lines.push(format!(
+    let line = format!(
         "ingest (1 bucket, random keys, one commit, MOR): {rows} rows in {ingest_secs:.2}s ({:.0} rows/s), {ingest_cpu:.2} CPU seconds ({:.2} cores busy), peak {ingest_mem:.0} MiB",
         rows as f64 / ingest_secs,
         ingest_cpu / ingest_secs
-    ));
-    report.insert(
-        "ingest".into(),
-        json!({"rows": rows, "seconds": ingest_secs, "rowsPerSec": rows as f64 / ingest_secs,
-               "cpuSeconds": ingest_cpu, "peakMiB": ingest_mem}),
     );
     drop(batches);
+    let entry = json!({"rows": rows, "seconds": ingest_secs, "rowsPerSec": rows as f64 / ingest_secs,
+           "cpuSeconds": ingest_cpu, "peakMiB": ingest_mem});
+    Ok((entry, line))
+}
 
-    for (name, dv) in [("dv", true), ("mor", false)] {
-        let table = Table::create(dyn_io.clone(), &format!("{work}/bench.db/{name}"), schema(dv, buckets, &[])?)?;
-        reset_peak();
-        let before = io.written.load(Ordering::Relaxed);
-        let (write_secs, written) = run_writes(&table, &w, 200_000)?;
-        let write_mem = peak_mib();
-        let bytes = io.written.load(Ordering::Relaxed) - before;
-        let (files, runs) = runs_per_bucket(&table)?;
-        reset_peak();
-        let (scan_rows, scan_secs) = scan_rate(&table)?;
-        let scan_mem = peak_mib();
-        let started = Instant::now();
-        let filtered = ReadBuilder::new(&table)
-            .with_filter(Predicate::cmp("id", CmpOp::Lt, Datum::BigInt((rows / 10) as i64)))
-            .read()?
-            .num_rows();
-        let filter_secs = started.elapsed().as_secs_f64();
-        let started = Instant::now();
-        let count = ReadBuilder::new(&table).count()?;
-        let count_secs = started.elapsed().as_secs_f64();
-        let mut rng = StdRng::seed_from_u64(9);
-        let mut lat: Vec<f64> = (0..200)
-            .map(|_| {
-                let k = rng.random_range(0..rows as i64);
-                let t = Instant::now();
-                let _ = get(&table, &[Some(Datum::BigInt(k))], None);
-                t.elapsed().as_secs_f64() * 1000.0
-            })
-            .collect();
-        lat.sort_by(|a, b| a.total_cmp(b));
-        let p50 = lat[lat.len() / 2];
-        let p99 = lat[lat.len() * 99 / 100];
-        // A long-lived query: the first lookups build local lookup files (timed as warm-up, reading every
-        // file the keys land in), then lookups are local.
-        reset_peak();
-        let started = Instant::now();
-        let query = TableQuery::new(&table)?;
-        for _ in 0..200 {
-            query.get(&[Some(Datum::BigInt(rng.random_range(0..rows as i64)))])?;
-        }
-        let warm_secs = started.elapsed().as_secs_f64();
-        let mut qlat: Vec<f64> = Vec::with_capacity(20_000);
-        for _ in 0..20_000 {
+/// Writes `w` into a fresh table (deletion vectors or merge-on-read), then scans, filters, counts and looks
+/// keys up; the report entry and its lines.
+fn bench_table(
+    io: &Arc<CountingIO>,
+    work: &str,
+    name: &str,
+    dv: bool,
+    w: &Workload,
+    buckets: u32,
+) -> Result<(Value, Vec<String>)> {
+    let dyn_io: Arc<dyn FileIO> = io.clone();
+    let rows = w.rows;
+    let mut lines = Vec::new();
+    let table = Table::create(dyn_io.clone(), &format!("{work}/bench.db/{name}"), schema(dv, buckets, &[])?)?;
+    reset_peak();
+    let before = io.written.load(Ordering::Relaxed);
+    let (write_secs, written) = run_writes(&table, w, 200_000)?;
+    let write_mem = peak_mib();
+    let bytes = io.written.load(Ordering::Relaxed) - before;
+    let (files, runs) = runs_per_bucket(&table)?;
+    reset_peak();
+    let (scan_rows, scan_secs) = scan_rate(&table)?;
+    let scan_mem = peak_mib();
+    let started = Instant::now();
+    let filtered = ReadBuilder::new(&table)
+        .with_filter(Predicate::cmp("id", CmpOp::Lt, Datum::BigInt((rows / 10) as i64)))
+        .read()?
+        .num_rows();
+    let filter_secs = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let count = ReadBuilder::new(&table).count()?;
+    let count_secs = started.elapsed().as_secs_f64();
+    let lk = lookups(&table, rows)?;
+    let mut entry = json!({
+        "writeSeconds": write_secs, "rowsWritten": written, "writeRowsPerSec": written as f64 / write_secs,
+        "bytesWritten": bytes, "writeAmplification": bytes as f64 / (written as f64 * 230.0),
+        "files": files, "sortedRunsPerBucket": runs,
+        "scanRows": scan_rows, "scanSeconds": scan_secs, "scanRowsPerSec": scan_rows as f64 / scan_secs,
+        "filteredRows": filtered, "filteredSeconds": filter_secs, "countStar": count, "countSeconds": count_secs,
+        "getP50Ms": lk.get_p50, "getP99Ms": lk.get_p99, "peakMiBWrite": write_mem, "peakMiBScan": scan_mem,
+        "queryWarmSeconds": lk.warm_secs, "queryP50Us": lk.query_p50, "queryP99Us": lk.query_p99, "peakMiBQuery": lk.peak_mib,
+        "queryCacheMiBMemory": lk.cache_memory_mib, "queryCacheMiBDisk": lk.cache_disk_mib,
+    });
+    lines.push(format!(
+        "{name:>4}: write {written} rows in {write_secs:.2}s ({:.0} rows/s, compaction included), {:.1} MiB written, {files} files, {runs:.1} sorted runs/bucket; full scan {scan_rows} rows {:.0} rows/s; filtered {filtered} rows {filter_secs:.3}s; COUNT(*) {count} in {count_secs:.4}s; get p50 {:.2} ms p99 {:.2} ms; TableQuery warm-up {:.2}s, p50 {:.1} us p99 {:.1} us, local files {:.0} MiB in memory {:.0} MiB on disk; peak MiB write {write_mem:.0} scan {scan_mem:.0} query {:.0}",
+        written as f64 / write_secs,
+        bytes as f64 / (1 << 20) as f64,
+        scan_rows as f64 / scan_secs,
+        lk.get_p50,
+        lk.get_p99,
+        lk.warm_secs,
+        lk.query_p50,
+        lk.query_p99,
+        lk.cache_memory_mib,
+        lk.cache_disk_mib,
+        lk.peak_mib,
+    ));
+    if dv {
+        let (raw_rows, raw_secs) = raw_arrow_scan(&table)?;
+        // Same files, same bytes: the DV scan's speed relative to arrow-rs is the ratio of the times.
+        lines.push(format!(
+            " raw: arrow-rs scan of the DV table's parquet files (vectors ignored): {raw_rows} rows in {raw_secs:.3}s ({:.0} rows/s); the DV scan of the same files took {scan_secs:.3}s: {:.2}x the raw speed",
+            raw_rows as f64 / raw_secs,
+            raw_secs / scan_secs
+        ));
+        entry["rawArrowRows"] = json!(raw_rows);
+        entry["rawArrowSeconds"] = json!(raw_secs);
+        entry["rawArrowRowsPerSec"] = json!(raw_rows as f64 / raw_secs);
+        entry["dvScanSpeedVsRaw"] = json!(raw_secs / scan_secs);
+    }
+    Ok((entry, lines))
+}
+
+/// Point-lookup figures of one table.
+struct Lookups {
+    get_p50: f64,
+    get_p99: f64,
+    warm_secs: f64,
+    query_p50: f64,
+    query_p99: f64,
+    cache_memory_mib: f64,
+    cache_disk_mib: f64,
+    peak_mib: f64,
+}
+
+/// One-off `get` latencies (200 random keys), then a long-lived `TableQuery`: warm-up over 200 keys (it
+/// builds local lookup files for every file they land in), then 20,000 local lookups.
+fn lookups(table: &Table, rows: usize) -> Result<Lookups> {
+    let mut rng = StdRng::seed_from_u64(9);
+    let mut lat: Vec<f64> = (0..200)
+        .map(|_| {
             let k = rng.random_range(0..rows as i64);
             let t = Instant::now();
-            query.get(&[Some(Datum::BigInt(k))])?;
-            qlat.push(t.elapsed().as_secs_f64() * 1e6);
-        }
-        let query_mem = peak_mib();
-        let (cache_memory, cache_disk) = query.cache_bytes();
-        let (cache_memory, cache_disk) = (cache_memory as f64 / (1 << 20) as f64, cache_disk as f64 / (1 << 20) as f64);
-        drop(query);
-        qlat.sort_by(|a, b| a.total_cmp(b));
-        let (q50, q99) = (qlat[qlat.len() / 2], qlat[qlat.len() * 99 / 100]);
-        let mut entry = json!({
-            "writeSeconds": write_secs, "rowsWritten": written, "writeRowsPerSec": written as f64 / write_secs,
-            "bytesWritten": bytes, "writeAmplification": bytes as f64 / (written as f64 * 230.0),
-            "files": files, "sortedRunsPerBucket": runs,
-            "scanRows": scan_rows, "scanSeconds": scan_secs, "scanRowsPerSec": scan_rows as f64 / scan_secs,
-            "filteredRows": filtered, "filteredSeconds": filter_secs, "countStar": count, "countSeconds": count_secs,
-            "getP50Ms": p50, "getP99Ms": p99, "peakMiBWrite": write_mem, "peakMiBScan": scan_mem,
-            "queryWarmSeconds": warm_secs, "queryP50Us": q50, "queryP99Us": q99, "peakMiBQuery": query_mem,
-            "queryCacheMiBMemory": cache_memory, "queryCacheMiBDisk": cache_disk,
-        });
-        lines.push(format!(
-            "{name:>4}: write {written} rows in {write_secs:.2}s ({:.0} rows/s, compaction included), {:.1} MiB written, {files} files, {runs:.1} sorted runs/bucket; full scan {scan_rows} rows {:.0} rows/s; filtered {filtered} rows {filter_secs:.3}s; COUNT(*) {count} in {count_secs:.4}s; get p50 {p50:.2} ms p99 {p99:.2} ms; TableQuery warm-up {warm_secs:.2}s, p50 {q50:.1} us p99 {q99:.1} us, local files {cache_memory:.0} MiB in memory {cache_disk:.0} MiB on disk; peak MiB write {write_mem:.0} scan {scan_mem:.0} query {query_mem:.0}",
-            written as f64 / write_secs,
-            bytes as f64 / (1 << 20) as f64,
-            scan_rows as f64 / scan_secs,
-        ));
-        if dv {
-            let (raw_rows, raw_secs) = raw_arrow_scan(&table)?;
-            // Same files, same bytes: the DV scan's speed relative to arrow-rs is the ratio of the times.
-            lines.push(format!(
-                " raw: arrow-rs scan of the DV table's parquet files (vectors ignored): {raw_rows} rows in {raw_secs:.3}s ({:.0} rows/s); the DV scan of the same files took {scan_secs:.3}s: {:.2}x the raw speed",
-                raw_rows as f64 / raw_secs,
-                raw_secs / scan_secs
-            ));
-            entry["rawArrowRows"] = json!(raw_rows);
-            entry["rawArrowSeconds"] = json!(raw_secs);
-            entry["rawArrowRowsPerSec"] = json!(raw_rows as f64 / raw_secs);
-            entry["dvScanSpeedVsRaw"] = json!(raw_secs / scan_secs);
-        }
-        report.insert(name.to_string(), entry);
+            let _ = get(table, &[Some(Datum::BigInt(k))], None);
+            t.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    lat.sort_by(|a, b| a.total_cmp(b));
+    let p50 = lat[lat.len() / 2];
+    let p99 = lat[lat.len() * 99 / 100];
+    // A long-lived query: the first lookups build local lookup files (timed as warm-up, reading every
+    // file the keys land in), then lookups are local.
+    reset_peak();
+    let started = Instant::now();
+    let query = TableQuery::new(table)?;
+    for _ in 0..200 {
+        query.get(&[Some(Datum::BigInt(rng.random_range(0..rows as i64)))])?;
     }
-    let dv = report["dv"]["scanRowsPerSec"].as_f64().unwrap_or(0.0);
-    let mor = report["mor"]["scanRowsPerSec"].as_f64().unwrap_or(1.0);
-    let dvw = report["dv"]["writeSeconds"].as_f64().unwrap_or(0.0);
-    let morw = report["mor"]["writeSeconds"].as_f64().unwrap_or(1.0);
-    lines.push(format!("DV scan / MOR scan: {:.2}x; DV write / MOR write: {:.2}x", dv / mor, dvw / morw));
-    report.insert("dvOverMorScan".into(), json!(dv / mor));
-    report.insert("dvOverMorWrite".into(), json!(dvw / morw));
+    let warm_secs = started.elapsed().as_secs_f64();
+    let mut qlat: Vec<f64> = Vec::with_capacity(20_000);
+    for _ in 0..20_000 {
+        let k = rng.random_range(0..rows as i64);
+        let t = Instant::now();
+        query.get(&[Some(Datum::BigInt(k))])?;
+        qlat.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    let query_mem = peak_mib();
+    let (cache_memory, cache_disk) = query.cache_bytes();
+    let (cache_memory, cache_disk) = (cache_memory as f64 / (1 << 20) as f64, cache_disk as f64 / (1 << 20) as f64);
+    drop(query);
+    qlat.sort_by(|a, b| a.total_cmp(b));
+    let (q50, q99) = (qlat[qlat.len() / 2], qlat[qlat.len() * 99 / 100]);
+    Ok(Lookups {
+        get_p50: p50,
+        get_p99: p99,
+        warm_secs,
+        query_p50: q50,
+        query_p99: q99,
+        cache_memory_mib: cache_memory,
+        cache_disk_mib: cache_disk,
+        peak_mib: query_mem,
+    })
+}
 
+/// Scan rate against the number of sorted runs (a merge-on-read table that never compacts, beside a
+/// deletion-vector one), written as a chart to `dir/scan_vs_runs.svg`; the series and its line.
+fn bench_runs(
+    dyn_io: &Arc<dyn FileIO>,
+    work: &str,
+    dir: &str,
+    rows: usize,
+    buckets: u32,
+) -> Result<(Vec<Value>, String)> {
     // Scan rate against the number of sorted runs: a merge-on-read table that never compacts.
     let small = Workload { rows: (rows / 4).max(1000), rounds: 0 };
     let mor = Table::create(
@@ -407,7 +486,7 @@ fn run_in(
         );
     }
     let at5 = &series[4];
-    lines.push(format!(
+    let line = format!(
         "at 5 sorted runs/bucket (MOR {:.1} runs): DV {:.0} rows/s, MOR {:.0} rows/s ({:.2}x), raw {:.0} rows/s (DV at {:.2}x raw speed)",
         at5["morSortedRunsPerBucket"].as_f64().unwrap_or(0.0),
         at5["dv"].as_f64().unwrap_or(0.0),
@@ -415,18 +494,11 @@ fn run_in(
         at5["dv"].as_f64().unwrap_or(0.0) / at5["mor"].as_f64().unwrap_or(1.0),
         at5["raw"].as_f64().unwrap_or(0.0),
         at5["rawSeconds"].as_f64().unwrap_or(0.0) / at5["dvSeconds"].as_f64().unwrap_or(1.0)
-    ));
+    );
     let svg = chart(&series);
     let svg_path = format!("{dir}/scan_vs_runs.svg");
     std::fs::write(&svg_path, svg).map_err(|e| Error::io(&svg_path, e))?;
-    lines.push(format!("chart: {svg_path}"));
-    report.insert("scanVsRuns".into(), Value::Array(series));
-    if !json_out {
-        for l in &lines {
-            println!("{l}");
-        }
-    }
-    Ok(Value::Object(report))
+    Ok((series, line))
 }
 
 /// A line chart of scan rows/s (DV, MOR, raw) against sorted runs, as SVG.
