@@ -143,7 +143,9 @@ impl ColumnBuilder {
             Data::F64(b) => b.append_value(number::float(trimmed, false, name)?),
             Data::Decimal(b, p, sc) => b.append_value(number::decimal(trimmed, *p, *sc, name)?),
             Data::Utf8(b, n) => {
-                check_length(s.chars().count(), *n, "characters", name)?;
+                if *n != MAX_LENGTH {
+                    check_length(s.chars().count(), *n, "characters", name)?;
+                }
                 b.append_value(s);
             }
             Data::Binary(b, n) => {

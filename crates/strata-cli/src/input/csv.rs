@@ -32,6 +32,8 @@ pub(crate) struct CsvSource {
     absent: Vec<usize>,
     /// Whether each column takes a quoted empty field as the empty string.
     empty_is_value: Vec<bool>,
+    /// Where the field names came from: "the header" or "--columns".
+    names_from: &'static str,
     line_no: u64,
     bytes: u64,
     line: Vec<u8>,
@@ -61,6 +63,7 @@ impl CsvSource {
             mapping: Vec::new(),
             absent: Vec::new(),
             empty_is_value,
+            names_from: if opts.columns.is_some() { "--columns" } else { "the header" },
             line_no: 0,
             bytes,
             line: Vec::new(),
@@ -187,7 +190,7 @@ impl CsvSource {
         if self.fields.len() != self.mapping.len() {
             return Err(self.error(
                 line,
-                format!("the record has {} fields; the header has {}", self.fields.len(), self.mapping.len()),
+                format!("the record has {} fields; {} has {}", self.fields.len(), self.names_from, self.mapping.len()),
             ));
         }
         for f in 0..self.fields.len() {

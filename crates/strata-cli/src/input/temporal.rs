@@ -70,7 +70,7 @@ fn parse_time(s: &str) -> Option<(i64, u32)> {
 fn check_precision(nanos: u32, precision: u8, type_name: &str) -> Result<(), String> {
     let unit = 10u32.pow(9 - u32::from(precision.min(9)));
     if !nanos.is_multiple_of(unit) {
-        return Err(format!("has more fractional digits than {type_name} holds ({precision})"));
+        return Err(format!("has more fractional digits than {type_name} holds"));
     }
     Ok(())
 }
@@ -84,6 +84,11 @@ pub(crate) fn date(s: &str) -> Result<i32, String> {
 pub(crate) fn time(s: &str, precision: u8, type_name: &str) -> Result<i32, String> {
     let (secs, nanos) =
         parse_time(s).ok_or_else(|| "is not a valid time (HH:MM:SS with an optional fraction)".to_string())?;
+    if precision > 3 && !nanos.is_multiple_of(1_000_000) {
+        return Err(format!(
+            "has digits below a millisecond, which {type_name} does not keep (times are stored in milliseconds)"
+        ));
+    }
     check_precision(nanos, precision.min(3), type_name)?;
     Ok((secs * 1000) as i32 + (nanos / 1_000_000) as i32)
 }
@@ -165,6 +170,8 @@ mod tests {
         assert_eq!(time("00:00:01.500000", 3, "TIME(3)"), Ok(1500));
         assert!(time("00:00:01.5", 0, "TIME(0)").unwrap_err().contains("fractional"));
         assert!(time("00:00:01.0001", 3, "TIME(3)").unwrap_err().contains("fractional"));
+        assert!(time("00:00:01.0001", 6, "TIME(6)").unwrap_err().contains("milliseconds"));
+        assert_eq!(time("00:00:01.001000", 6, "TIME(6)"), Ok(1001));
         for bad in ["24:00:00", "10:60:00", "1:00:00", "10:00", "10:00:00.", "10:00:00.1234567890"] {
             assert!(time(bad, 3, "TIME(3)").is_err(), "{bad}");
         }
