@@ -1,28 +1,85 @@
-//! `strata write`: input files into one commit, written again on the latest snapshot when a concurrent
-//! commit got there first; and the one-off batch commit that `write` and `compact` share.
+//! `strata write`: input files (read by [`crate::input`]) into one commit, written again on the latest
+//! snapshot when a concurrent commit got there first; and the one-off batch commit that `write` and
+//! `compact` share.
 
 use strata_spec::{Error, ErrorKind};
 use strata_table::Table;
 
-use crate::{io, Progress};
+use crate::input::{self, InputOptions};
+use crate::progress::Progress;
+use crate::{absolute, io, report};
 
-/// Writes the inputs in one commit. A commit refused as a conflict (another writer changed a bucket this
-/// write touches since it began) committed nothing and removed its files; the whole write is then done
-/// again on the latest snapshot, up to `commit.max-retries` times, so concurrent writers land in commit
-/// order instead of failing.
-pub(crate) fn write_inputs(table_dir: &str, inputs: &[String]) -> Result<(usize, Option<i64>), Error> {
+/// `strata write`'s arguments.
+#[derive(clap::Args, Debug)]
+pub(crate) struct WriteArgs {
+    /// The table directory.
+    table_dir: String,
+    /// Input files: jsonl (also .json, .ndjson), csv or parquet, by extension.
+    #[arg(value_name = "FILE")]
+    files: Vec<String>,
+    /// An input file (repeatable; the same as naming it after TABLE_DIR).
+    #[arg(long = "input", value_name = "FILE")]
+    inputs: Vec<String>,
+    /// The columns of header-less csv files, in file order, comma-separated (csv files otherwise start with
+    /// a header line naming their columns).
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    columns: Option<Vec<String>>,
+    /// Drop input fields the table does not have (they are refused otherwise).
+    #[arg(long = "ignore-unknown-fields")]
+    ignore_unknown_fields: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `strata write`.
+pub(crate) fn run(args: WriteArgs) -> Result<(), Error> {
+    let inputs: Vec<String> = args.files.iter().chain(&args.inputs).cloned().collect();
+    if inputs.is_empty() {
+        return Err(Error::invalid("write", "no input files: strata write TABLE_DIR FILE... (or --input FILE)"));
+    }
+    let ext = args.table_dir.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+    if matches!(ext.as_str(), "jsonl" | "json" | "ndjson" | "csv" | "parquet")
+        && std::path::Path::new(&args.table_dir).is_file()
+    {
+        return Err(Error::invalid(
+            "write",
+            format!(
+                "'{}' is an input file, not a table directory: the table comes first (strata write TABLE_DIR FILE..., or --input FILE once per file)",
+                args.table_dir
+            ),
+        ));
+    }
+    let columns = args.columns.map(|c| c.into_iter().map(|n| n.trim().to_string()).collect());
+    let opts = InputOptions { columns, ignore_unknown_fields: args.ignore_unknown_fields, ..Default::default() };
+    let (rows, outcome) = write_inputs(&absolute(&args.table_dir), &inputs, &opts)?;
+    let text = match outcome {
+        Some(id) => format!("wrote {rows} rows; committed snapshot {id}"),
+        None => format!("wrote {rows} rows; nothing to commit"),
+    };
+    report(args.json, &serde_json::json!({"rows": rows, "snapshot": outcome}), &text);
+    Ok(())
+}
+
+/// Writes the inputs in one commit, reading them a batch at a time (the writer spills or flushes by
+/// `write-buffer-size`, so memory does not grow with the input). A commit refused as a conflict (another
+/// writer changed a bucket this write touches since it began) committed nothing and removed its files;
+/// the whole write is then done again on the latest snapshot, reading the inputs again from the start, up
+/// to `commit.max-retries` times, so concurrent writers land in commit order instead of failing. A refused
+/// input value ends the write before anything is committed.
+pub(crate) fn write_inputs(
+    table_dir: &str,
+    inputs: &[String],
+    opts: &InputOptions,
+) -> Result<(usize, Option<i64>), Error> {
     let mut attempt = 0u32;
     loop {
         let table = Table::open(io(), table_dir)?;
         let max_retries = table.schema().core_options().commit_max_retries()?;
-        let mut rows = 0usize;
         let mut write = strata_table::write::TableWrite::new(&table)?;
-        for input in inputs {
-            for batch in read_input(&table, input)? {
-                rows += batch.num_rows();
-                write.write_batch(&batch)?;
-            }
-        }
+        // A refused value ends the write here: dropping `write` removes the files its buckets already
+        // flushed (no snapshot references them), so the table is left as it was.
+        let rows = write_rows(&table, &mut write, inputs, opts)?;
         let progress = Progress::start("flushing, compacting and committing");
         // One commit per call, like a Paimon batch write: compaction finishes inside it.
         let messages = write.prepare_commit_waiting()?;
@@ -39,6 +96,32 @@ pub(crate) fn write_inputs(table_dir: &str, inputs: &[String]) -> Result<(usize,
             Ok(outcome) => return Ok((rows, outcome)),
         }
     }
+}
+
+/// Streams every input into `write`; the rows written.
+fn write_rows(
+    table: &Table,
+    write: &mut strata_table::write::TableWrite,
+    inputs: &[String],
+    opts: &InputOptions,
+) -> Result<usize, Error> {
+    let progress = Progress::counting("writing");
+    let mut rows = 0usize;
+    for path in inputs {
+        let _span = tracing::info_span!("write_input", path).entered();
+        let mut source = input::open(table.schema(), path, opts)?;
+        let mut bytes = source.bytes_read();
+        progress.add(0, bytes);
+        while let Some(batch) = source.next_batch()? {
+            rows += batch.num_rows();
+            write.write_batch(&batch)?;
+            let now = source.bytes_read();
+            progress.add(batch.num_rows() as u64, now.saturating_sub(bytes));
+            bytes = now;
+        }
+    }
+    progress.finish();
+    Ok(rows)
 }
 
 /// Commits `messages` as a one-off batch job (a fresh commit user; Paimon's batch identifier). When the commit fails and did not land, the files the
@@ -86,41 +169,4 @@ pub(crate) fn commit(
             Err(e)
         }
     }
-}
-
-/// Reads an input file as batches of the table's columns (by extension: .jsonl/.json, .csv, .parquet).
-fn read_input(table: &Table, path: &str) -> Result<Vec<arrow_array::RecordBatch>, Error> {
-    let bad = |e: &dyn std::fmt::Display| Error::invalid(format!("input {path}"), e.to_string());
-    let layout = strata_format::KeyValueLayout::new(table.schema())?;
-    let schema = std::sync::Arc::new(arrow_schema::Schema::new(
-        layout.value_schema.fields().iter().map(|f| f.as_ref().clone().with_nullable(true)).collect::<Vec<_>>(),
-    ));
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let ext = path.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
-    let batches: Vec<arrow_array::RecordBatch> = match ext.as_str() {
-        "jsonl" | "json" | "ndjson" => arrow_json::ReaderBuilder::new(schema)
-            .build(std::io::BufReader::new(file))
-            .map_err(|e| bad(&e))?
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| bad(&e))?,
-        "csv" => arrow_csv::ReaderBuilder::new(schema)
-            .with_header(true)
-            .build(file)
-            .map_err(|e| bad(&e))?
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| bad(&e))?,
-        "parquet" => parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
-            .map_err(|e| bad(&e))?
-            .build()
-            .map_err(|e| bad(&e))?
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| bad(&e))?,
-        other => {
-            return Err(Error::invalid(
-                format!("input {path}"),
-                format!("unknown extension '{other}' (jsonl, csv, parquet)"),
-            ))
-        }
-    };
-    Ok(batches)
 }

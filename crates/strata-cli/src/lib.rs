@@ -11,6 +11,8 @@ mod bench;
 mod demo;
 mod get;
 mod ingest;
+mod input;
+mod progress;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use strata_io::{FileIO, LocalFileIO};
@@ -23,6 +25,8 @@ use strata_table::Table;
 /// The exit codes, shown by `--help` (and returned by [`main`]).
 const EXIT_CODES: &str = "Exit codes:\n  0  success\n  1  other errors (I/O)\n  2  invalid input or arguments\n  \
 3  not found\n  4  already exists\n  5  corrupt data\n  6  commit conflict (another writer won)\n  7  unsupported";
+
+use progress::Progress;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -94,16 +98,8 @@ enum Command {
         merge: bool,
     },
     /// Write rows from files (jsonl, csv or parquet, by extension) into a table: one commit for all of them.
-    Write {
-        /// The table directory.
-        table_dir: String,
-        /// Input files.
-        #[arg(long = "input", required = true, num_args = 1..)]
-        inputs: Vec<String>,
-        /// Print the result as JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    /// Fields go to columns by name; a value that does not fit its column exactly is refused.
+    Write(ingest::WriteArgs),
     /// Compact a table's buckets (level 0 up, universal picks); `--full` merges every bucket into one run. In a
     /// postpone-bucket table (bucket = -2) the postponed rows also move into real buckets.
     Compact {
@@ -296,7 +292,7 @@ pub(crate) enum OutputFormat {
 }
 
 fn io() -> Arc<dyn FileIO> {
-    Arc::new(LocalFileIO::new())
+    Arc::new(progress::CountingFileIO(LocalFileIO::new()))
 }
 
 fn absolute(dir: &str) -> String {
@@ -462,14 +458,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             let args = alter::AlterArgs { table_dir, set, unset, compact, allow_unknown_options, json };
             alter::run(args, matches.subcommand_matches("alter"))?;
         }
-        Command::Write { table_dir, inputs, json } => {
-            let (rows, outcome) = ingest::write_inputs(&absolute(&table_dir), &inputs)?;
-            report(
-                json,
-                &serde_json::json!({"rows": rows, "snapshot": outcome}),
-                &format!("wrote {rows} rows; snapshot {outcome:?}"),
-            );
-        }
+        Command::Write(args) => ingest::run(args)?,
         Command::Compact { table_dir, full, delete_ratio_threshold, json } => {
             let table = Table::open(io(), &absolute(&table_dir))?;
             if let Some(t) = delete_ratio_threshold {
@@ -520,34 +509,6 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
         }
     }
     Ok(())
-}
-
-/// A spinner on stderr for operations that take longer than a second (nothing when stderr is not a terminal).
-struct Progress {
-    bar: indicatif::ProgressBar,
-    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl Progress {
-    fn start(message: &'static str) -> Self {
-        let bar = indicatif::ProgressBar::hidden();
-        bar.set_message(message);
-        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let (b, d) = (bar.clone(), done.clone());
-        std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_secs(1));
-            if !d.load(std::sync::atomic::Ordering::SeqCst) {
-                b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-                b.enable_steady_tick(std::time::Duration::from_millis(120));
-            }
-        });
-        Progress { bar, done }
-    }
-
-    fn finish(self) {
-        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
-        self.bar.finish_and_clear();
-    }
 }
 
 fn maintenance_report(json: bool, r: &strata_table::maintenance::MaintenanceReport, what: &str) -> Result<(), Error> {
