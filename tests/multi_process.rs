@@ -73,6 +73,8 @@ fn run(dir: &Path, dv: bool) {
                     let (code, out, err) = common::strata(&["write", &t, "--input", file.to_str().unwrap(), "--json"]);
                     if code == 0 {
                         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+                        // The APPEND snapshot holding the rows: commit order is the order of those (a write
+                        // whose compaction was dropped and redone reports a later snapshot as its last one).
                         landed.push((v["snapshot"].as_i64().unwrap(), rows));
                     } else {
                         // Only a conflict that outlasted every retry may fail a write.

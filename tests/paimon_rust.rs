@@ -187,7 +187,7 @@ impl Table {
         assert_eq!(code, 0, "strata write: {err}");
         apply(model, rows);
         let v: Value = serde_json::from_str(out.trim()).unwrap();
-        v["snapshot"].as_i64().unwrap_or_else(|| panic!("strata write made no snapshot: {out}"))
+        v["lastSnapshot"].as_i64().unwrap_or_else(|| panic!("strata write made no snapshot: {out}"))
     }
 
     fn compact(&self, full: bool) {

@@ -53,11 +53,17 @@ pub(crate) fn run(args: WriteArgs) -> Result<(), Error> {
     let columns = args.columns.map(|c| c.into_iter().map(|n| n.trim().to_string()).collect());
     let opts = InputOptions { columns, ignore_unknown_fields: args.ignore_unknown_fields, ..Default::default() };
     let (rows, outcome) = write_inputs(&absolute(&args.table_dir), &inputs, &opts)?;
+    // The rows' snapshot is the APPEND one: commit order (which write's row wins) is the order of those.
+    let rows_snapshot = outcome.map(|s| s.append.unwrap_or(s.last));
     let text = match outcome {
-        Some(id) => format!("wrote {rows} rows; committed snapshot {id}"),
+        Some(Snapshots { append: Some(a), last }) if a != last => {
+            format!("wrote {rows} rows; committed snapshot {a} (rows) and {last} (their compaction)")
+        }
+        Some(s) => format!("wrote {rows} rows; committed snapshot {}", s.last),
         None => format!("wrote {rows} rows; nothing to commit"),
     };
-    report(args.json, &serde_json::json!({"rows": rows, "snapshot": outcome}), &text);
+    let json = serde_json::json!({"rows": rows, "snapshot": rows_snapshot, "lastSnapshot": outcome.map(|s| s.last)});
+    report(args.json, &json, &text);
     Ok(())
 }
 
@@ -71,7 +77,7 @@ pub(crate) fn write_inputs(
     table_dir: &str,
     inputs: &[String],
     opts: &InputOptions,
-) -> Result<(usize, Option<i64>), Error> {
+) -> Result<(usize, Option<Snapshots>), Error> {
     let mut attempt = 0u32;
     loop {
         let table = Table::open(io(), table_dir)?;
@@ -127,12 +133,21 @@ fn write_rows(
 /// Commits `messages` as a one-off batch job (a fresh commit user; Paimon's batch identifier). When the commit fails and did not land, the files the
 /// messages added are removed (best effort), so a failed write or compaction (a conflict, a full disk)
 /// leaves no orphans behind.
+/// The snapshots a one-off commit made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Snapshots {
+    /// The APPEND snapshot with the written rows (`None`: the commit wrote no rows, only compacted).
+    pub(crate) append: Option<i64>,
+    /// The last snapshot the commit made.
+    pub(crate) last: i64,
+}
+
 pub(crate) fn commit(
     table: &Table,
     write: &mut strata_table::write::TableWrite,
     messages: Vec<strata_table::CommitMessage>,
     kind: Option<strata_spec::CommitKind>,
-) -> Result<Option<i64>, Error> {
+) -> Result<Option<Snapshots>, Error> {
     let user = format!("strata-cli-{}", uuid::Uuid::new_v4());
     let c = strata_table::Committable { identifier: i64::MAX, messages, kind, properties: None };
     let committer = table.new_commit(&user)?;
@@ -146,15 +161,21 @@ pub(crate) fn commit(
             // A compaction-only commit: it has no APPEND half, so it cannot end here again.
             let again = write.open_buckets(&buckets).and_then(|()| write.prepare_commit_waiting());
             let again = again.and_then(|messages| commit(table, write, messages, None));
-            match again {
-                Ok(compacted) => Ok(compacted.or(Some(id))),
+            let last = match again {
+                Ok(compacted) => compacted.map_or(id, |s| s.last),
                 Err(e) => {
                     tracing::warn!(error = %e, "compacting again after a dropped compaction failed; the next compaction takes the rows up");
-                    Ok(Some(id))
+                    id
                 }
-            }
+            };
+            Ok(Some(Snapshots { append: Some(id), last }))
         }
-        Ok(outcome) => Ok(outcome.snapshot_id()),
+        Ok(outcome) => {
+            let Some(last) = outcome.snapshot_id() else { return Ok(None) };
+            // Which of the two snapshots holds the rows, by this one-off user's identifier.
+            let append = committer.landed(c.identifier)?.append;
+            Ok(Some(Snapshots { append, last }))
+        }
         Err(e) => {
             // Remove what no snapshot holds: both halves after a conflict (a conflict never lands), else
             // what the snapshots show did not land. When that cannot be told, nothing (orphans at worst).

@@ -475,7 +475,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             let files_after: usize = messages.iter().map(|m| m.compact_after.len()).sum();
             // A compaction alone is one COMPACT snapshot; rows it also writes (postponed rows moved into real
             // buckets) land first in an APPEND snapshot, as any write's do.
-            let outcome = ingest::commit(&table, &mut write, messages, None)?;
+            let outcome = ingest::commit(&table, &mut write, messages, None)?.map(|s| s.last);
             report(
                 json,
                 &serde_json::json!({"filesRemoved": files_before, "filesAdded": files_after, "snapshot": outcome}),
