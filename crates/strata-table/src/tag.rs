@@ -331,7 +331,7 @@ pub struct TagDeletion {
 /// reused and a dropped file never comes back; so a file the tag's older snapshot and some retained snapshot
 /// both reference is referenced by every snapshot in between, the earliest among them. While the tag's
 /// snapshot still exists there is nothing to reclaim: its expiration deletes what it alone held, once no tag
-/// keeps it. A tag that does not decode is deleted without reclaiming, and so is any tag while another tag
+/// keeps it. A tag that does not decode (or is of a newer format) is deleted without reclaiming, and so is any tag while another tag
 /// does not decode or the table has branches or decoupled changelogs: its files are left to orphan cleanup.
 pub fn delete_tag(table: &Table, name: &str) -> Result<TagDeletion> {
     let _span = tracing::info_span!("delete_tag", name).entered();
@@ -340,7 +340,7 @@ pub fn delete_tag(table: &Table, name: &str) -> Result<TagDeletion> {
     let tag = match tm.get(name) {
         Ok(Some(t)) => t,
         Ok(None) => return Err(Error::NotFound { path: format!("tag '{}'", name.escape_debug()) }),
-        Err(e) if e.kind() == ErrorKind::Corrupt => {
+        Err(e) if matches!(e.kind(), ErrorKind::Corrupt | ErrorKind::Unsupported) => {
             tm.delete_file(name)?;
             report.skipped_reclaim = Some(format!("the tag did not decode ({e})"));
             return Ok(report);
