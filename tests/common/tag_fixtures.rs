@@ -84,6 +84,16 @@ pub fn rows_at(t: &Table, id: Option<i64>) -> strata::Result<Rows> {
     Ok(rows_of(&rb.read()?.batches))
 }
 
+/// The rows of snapshot `id` (the latest when `None`) read merge-on-read: in deletion-vector mode an APPEND
+/// snapshot's level-0 rows are only seen so (raw reads skip level 0 until the COMPACT snapshot).
+pub fn rows_merged(t: &Table, id: Option<i64>) -> strata::Result<Rows> {
+    let mut rb = ReadBuilder::new(&t.as_of(id)?).merge_on_read(true);
+    if let Some(id) = id {
+        rb = rb.with_snapshot(id);
+    }
+    Ok(rows_of(&rb.read()?.batches))
+}
+
 /// The rows tag `name` reads (through the `scan.tag-name` option).
 pub fn rows_of_tag(t: &Table, name: &str) -> strata::Result<Rows> {
     let options = BTreeMap::from([(SCAN_TAG_NAME.to_string(), name.to_string())]);

@@ -15,9 +15,10 @@
 use std::collections::HashMap;
 
 use serde::Serialize;
-use strata_spec::{Error, ErrorKind, Result, Snapshot};
+use strata_spec::{Error, ErrorKind, FileKind, Result, Snapshot};
 
 use crate::maintenance::{references, refuse_unread_references, References};
+use crate::scan::data_file_path;
 use crate::table::Table;
 use crate::tag::Tag;
 
@@ -56,48 +57,49 @@ pub struct RollbackReport {
 /// the remaining tags are read before anything changes, and their files are kept; an older snapshot needs
 /// nothing more, because a file lives in one unbroken run of snapshots (names are never reused, and a
 /// dropped file never comes back), so a file an older snapshot and a removed one both reference is
-/// referenced by the target in between. Files of removed snapshots that cannot be read are left to orphan
-/// cleanup.
+/// referenced by the target in between. For the same reason the files to delete are found in what the
+/// removed snapshots introduced (their delta's new files, manifests and index files), not in everything they
+/// held. Files of removed snapshots that cannot be read are left to orphan cleanup.
 pub fn rollback(table: &Table, target: &RollbackTarget) -> Result<RollbackReport> {
     let _span = tracing::info_span!("rollback", path = table.path(), to = ?target).entered();
     refuse_unread_references(table)?;
     let sm = table.snapshot_manager();
     let (snapshot, from_tag) = resolve(table, target)?;
     let t = snapshot.id;
+    // Everything is read before anything changes: what must stay, and what the newer snapshots introduced.
     let mut cache = HashMap::new();
-    // Everything that must stay, read before anything changes.
     let mut protected = references(table, &snapshot, &mut cache)?;
-    for tag in table.tag_manager().list()?.into_iter().filter(|tag| tag.snapshot.id <= t) {
-        protected.extend(references(table, &tag.snapshot, &mut cache)?);
-    }
-    let mut report = RollbackReport { snapshot_id: t, ..Default::default() };
     let mut doomed = References::default();
+    let tags = table.tag_manager().list()?;
+    for tag in &tags {
+        if tag.snapshot.id <= t {
+            protected.extend(references(table, &tag.snapshot, &mut cache)?);
+        } else if let Ok(r) = references(table, &tag.snapshot, &mut cache) {
+            doomed.extend(r);
+        }
+    }
+    let mut newer = newer_than(table, t, &mut doomed, &mut cache)?;
+    let mut report = RollbackReport { snapshot_id: t, ..Default::default() };
     if !sm.snapshot_exists(t)? {
         restore_snapshot(table, &snapshot)?;
         report.restored_from_tag = from_tag;
     }
-    // Snapshots newer than the target, newest first; again, for a commit that landed meanwhile.
+    // Newest first, so that a crash leaves a prefix; then again for a commit that landed meanwhile.
     for _ in 0..10 {
-        let newer: Vec<i64> = sm.list_ids()?.into_iter().filter(|&id| id > t).rev().collect();
-        if newer.is_empty() {
-            break;
-        }
-        // What they reference, before their files go; an unreadable one's files are left to orphan cleanup.
-        for &id in &newer {
-            if let Ok(r) = sm.snapshot(id).and_then(|s| references(table, &s, &mut cache)) {
-                doomed.extend(r);
-            }
-        }
         for &id in &newer {
             table.io().delete(&sm.snapshot_path(id))?;
             report.snapshots.push(id);
+        }
+        newer = newer_than(table, t, &mut doomed, &mut cache)?;
+        if newer.is_empty() {
+            break;
         }
     }
     sm.write_latest_hint(t);
     if report.restored_from_tag.is_some() {
         sm.write_earliest_hint(t);
     }
-    remove_newer_tags(table, t, &mut doomed, &mut report)?;
+    remove_newer_tags(table, t, &tags, &mut doomed, &mut report)?;
     doomed.data.retain(|p| !protected.data.contains(p));
     doomed.index.retain(|n| !protected.index.contains(n));
     doomed.meta.retain(|n| !protected.meta.contains(n));
@@ -122,6 +124,70 @@ pub fn rollback(table: &Table, target: &RollbackTarget) -> Result<RollbackReport
         });
     }
     Ok(report)
+}
+
+/// The ids of the snapshots newer than `t`, newest first, adding what they introduced to `doomed` (an
+/// unreadable one adds nothing: its files are left to orphan cleanup), and all that the oldest of them
+/// references when it does not follow `t` directly.
+fn newer_than(
+    table: &Table,
+    t: i64,
+    doomed: &mut References,
+    cache: &mut HashMap<String, Vec<String>>,
+) -> Result<Vec<i64>> {
+    let sm = table.snapshot_manager();
+    let newer: Vec<i64> = sm.list_ids()?.into_iter().filter(|&id| id > t).rev().collect();
+    for &id in &newer {
+        // After a gap (the snapshots between a tag's and the earliest one expired) a snapshot also holds
+        // files the expired ones introduced: take all it references.
+        let follows = id - 1 == t || newer.contains(&(id - 1));
+        let r = sm.snapshot(id).and_then(|s| {
+            let mut r = introduced(table, &s, cache)?;
+            if !follows {
+                r.extend(references(table, &s, cache)?);
+            }
+            Ok(r)
+        });
+        if let Ok(r) = r {
+            doomed.extend(r);
+        }
+    }
+    Ok(newer)
+}
+
+/// What snapshot `s` introduced or names: the data and changelog files its delta added, its manifest lists
+/// and the manifests they name, its index manifest and the index files it lists.
+fn introduced(table: &Table, s: &Snapshot, cache: &mut HashMap<String, Vec<String>>) -> Result<References> {
+    let store = table.manifest_store()?;
+    let mut r = References::default();
+    for list in [Some(&s.base_manifest_list), Some(&s.delta_manifest_list), s.changelog_manifest_list.as_ref()]
+        .into_iter()
+        .flatten()
+    {
+        r.meta.insert(list.clone());
+        if !cache.contains_key(list) {
+            let names = store.read_manifest_list(list)?.into_iter().map(|m| m.file_name).collect();
+            cache.insert(list.clone(), names);
+        }
+        r.meta.extend(cache.get(list).into_iter().flatten().cloned());
+    }
+    for m in store.read_manifest_list(&s.delta_manifest_list)? {
+        for e in store.read_manifest(&m.file_name)?.into_iter().filter(|e| e.kind == FileKind::Add) {
+            let path = data_file_path(table, &e)?;
+            for extra in &e.file.extra_files {
+                r.data.insert(strata_io::join(strata_io::parent(&path), extra));
+            }
+            r.data.insert(path);
+        }
+    }
+    for e in table.changelog_files(s)? {
+        r.data.insert(data_file_path(table, &e)?);
+    }
+    if let Some(im) = &s.index_manifest {
+        r.meta.insert(im.clone());
+        r.index.extend(table.index_files(s)?.into_iter().map(|e| e.index_file.file_name));
+    }
+    Ok(r)
 }
 
 /// The target snapshot, and the tag it came from when it is read from a tag.
@@ -178,14 +244,22 @@ fn restore_snapshot(table: &Table, snapshot: &Snapshot) -> Result<()> {
     }
 }
 
-/// Removes the tags of snapshots newer than `t` (Paimon's `RollbackHelper.cleanTags`), adding what they
-/// referenced to `doomed`.
-fn remove_newer_tags(table: &Table, t: i64, doomed: &mut References, report: &mut RollbackReport) -> Result<()> {
+/// Removes the tags of snapshots newer than `t` (Paimon's `RollbackHelper.cleanTags`); what a tag that was
+/// not in `known` (created meanwhile) references is added to `doomed`.
+fn remove_newer_tags(
+    table: &Table,
+    t: i64,
+    known: &[Tag],
+    doomed: &mut References,
+    report: &mut RollbackReport,
+) -> Result<()> {
     let tm = table.tag_manager();
     let mut cache = HashMap::new();
     for tag in tm.list()?.into_iter().filter(|tag| tag.snapshot.id > t).rev() {
-        if let Ok(r) = references(table, &tag.snapshot, &mut cache) {
-            doomed.extend(r);
+        if !known.contains(&tag) {
+            if let Ok(r) = references(table, &tag.snapshot, &mut cache) {
+                doomed.extend(r);
+            }
         }
         tm.delete_listed(&tag)?;
         report.tags.push(tag.name);
