@@ -78,6 +78,13 @@ impl Tag {
     }
 }
 
+/// The local time now, to the microsecond, as Java's `LocalDateTime.now()` reads it on Linux (and as
+/// pypaimon, whose datetimes stop at microseconds, reads a tag back).
+fn local_now_micros() -> NaiveDateTime {
+    let now = chrono::Local::now().naive_local();
+    now.with_nanosecond(now.nanosecond() / 1000 * 1000).unwrap_or(now)
+}
+
 /// Jackson's array form of a `LocalDateTime`: seconds only when seconds or nanos are set, nanos only when set.
 fn local_date_time_json(t: &NaiveDateTime) -> Value {
     let mut parts = vec![i64::from(t.year()), t.month().into(), t.day().into(), t.hour().into(), t.minute().into()];
@@ -241,7 +248,7 @@ impl TagManager {
         let tag = Tag {
             name: name.to_string(),
             snapshot,
-            create_time: time_retained.map(|_| chrono::Local::now().naive_local()),
+            create_time: time_retained.map(|_| local_now_micros()),
             time_retained,
         };
         let _span = tracing::info_span!("create_tag", name, snapshot = tag.snapshot.id).entered();
