@@ -13,7 +13,7 @@ use std::time::Duration;
 use common::tag_fixtures::*;
 use strata::io::{Fault, FaultyFileIO, OpKind};
 use strata::spec::ErrorKind;
-use strata::table::maintenance::{expire_snapshots, remove_orphan_files, ExpireOptions};
+use strata::table::maintenance::{expire_snapshots, ExpireOptions};
 use strata::table::rollback::{rollback, RollbackTarget};
 use strata::table::tag::create_tag;
 use strata::{ReadBuilder, Table, TableWriter};
@@ -238,7 +238,7 @@ fn a_fault_at_any_operation_of_a_rollback_leaves_a_readable_table_that_rolling_b
                 rollback(&t, &target).unwrap();
                 assert_eq!(sm.latest_id().unwrap(), Some(want), "{what}");
                 assert_consecutive(&t, &what);
-                remove_orphan_files(&t, Duration::ZERO, false).unwrap();
+                clean_orphans(&t);
                 assert_eq!(all_files(Path::new(&path)), needed_files(&t), "{what}");
                 total += 1;
             }
@@ -319,7 +319,7 @@ fn a_commit_that_read_the_table_before_a_rollback_fails_loudly_and_rolling_back_
     let again = rollback(&t, &RollbackTarget::Snapshot(target)).unwrap();
     assert_eq!(t.snapshot_manager().list_ids().unwrap(), (1..=target).collect::<Vec<_>>(), "{again:?}");
     assert_eq!(rows_at(&t, None).unwrap(), models[&target]);
-    remove_orphan_files(&t, Duration::ZERO, false).unwrap();
+    clean_orphans(&t);
     assert_eq!(all_files(Path::new(t.path())), needed_files(&t));
 }
 

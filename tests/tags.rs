@@ -58,7 +58,7 @@ fn tags_outlive_expiration_and_cleanup_and_deleting_one_reclaims_only_its_files(
         let latest = t.snapshot_manager().latest_id().unwrap().unwrap();
         let report = expire_snapshots(&t, &keep(1)).unwrap();
         assert_eq!(report.snapshots.len() as i64, latest - 1, "dv={dv}");
-        remove_orphan_files(&t, Duration::ZERO, false).unwrap();
+        clean_orphans(&t);
         let root = Path::new(t.path());
         for (name, id) in &tagged {
             assert_eq!(rows_of_tag(&t, name).unwrap(), models[id], "dv={dv}: tag {name} (snapshot {id})");

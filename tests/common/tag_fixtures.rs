@@ -164,6 +164,13 @@ pub fn needed_files(t: &Table) -> BTreeSet<String> {
     out
 }
 
+/// Orphan cleanup with no age threshold. It compares modification times in milliseconds, so a file written
+/// within the current millisecond would be kept: wait one out first.
+pub fn clean_orphans(t: &Table) {
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    strata::table::maintenance::remove_orphan_files(t, std::time::Duration::ZERO, false).unwrap();
+}
+
 /// Copies a directory tree.
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
