@@ -339,8 +339,7 @@ fn random_rows_in_every_format_read_back_exactly() {
         assert_eq!(code, 0, "seed {seed}: {out} {err}");
 
         let table = Table::open(Arc::new(LocalFileIO::new()), &path).unwrap();
-        let opts =
-            strata::table::scan::ScanOptions { snapshot: None, columns: None, force_merge: false, batch_size: None };
+        let opts = strata::table::scan::ScanOptions::default();
         let result = strata::table::scan::scan(&table, &opts).unwrap();
         let mut read: BTreeMap<i64, Row> = BTreeMap::new();
         for batch in &result.batches {

@@ -80,3 +80,4 @@ pub fn strata_inspect(dir: &Path) -> Value {
 }
 
 pub mod fixtures;
+pub mod tag_fixtures;

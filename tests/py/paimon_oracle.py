@@ -501,6 +501,40 @@ def cmd_evolve(spec):
     return model
 
 
+def _tag_json(name, tag):
+    from pypaimon.common.time_utils import local_datetime_to_json_array
+    retained = tag.tag_time_retained
+    return {'name': name, 'snapshotId': tag.id,
+            'createTime': None if tag.tag_create_time is None else local_datetime_to_json_array(tag.tag_create_time),
+            'timeRetainedSeconds': None if retained is None else retained.total_seconds()}
+
+
+def cmd_tags(spec):
+    """Tag operations through pypaimon's table API (its TagManager and RollbackHelper), then the tags it
+    sees: spec {path, create?: [{name, snapshot_id?, time_retained?}], delete?: [name], rollback?: snapshot
+    id (int) or tag name (str)}. Each tag: name, snapshotId, createTime (Java's LocalDateTime array form, or
+    None), timeRetainedSeconds (or None)."""
+    table = _table_at(spec['path'])
+    for c in spec.get('create', []):
+        table.create_tag(c['name'], snapshot_id=c.get('snapshot_id'), time_retained=c.get('time_retained'))
+    for name in spec.get('delete', []):
+        table.delete_tag(name)
+    if 'rollback' in spec:
+        table.rollback_to(spec['rollback'])
+    tm = table.tag_manager()
+    return [_tag_json(name, tm.get(name)) for name in sorted(tm.list_tags())]
+
+
+def cmd_read_options(spec):
+    """Every row pypaimon reads with the dynamic options `options` (scan.tag-name, scan.snapshot-id, ...)."""
+    table = _table_at(spec['path']).copy(spec.get('options', {}))
+    rb = table.new_read_builder()
+    t = rb.new_read().to_arrow(rb.new_scan().plan().splits())
+    if t is None:
+        return []
+    return [{k: _json_value(v) for k, v in row.items()} for row in t.to_pylist()]
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == 'write':
@@ -529,6 +563,10 @@ def main():
     elif cmd in ('dv_read', 'dv_write', 'bitmap64'):
         with open(sys.argv[2]) as f:
             res = {'dv_read': cmd_dv_read, 'dv_write': cmd_dv_write, 'bitmap64': cmd_bitmap64}[cmd](json.load(f))
+    elif cmd == 'tags':
+        res = cmd_tags(json.loads(sys.argv[2]))
+    elif cmd == 'read_options':
+        res = cmd_read_options(json.loads(sys.argv[2]))
     elif cmd == 'evolve':
         res = cmd_evolve(json.loads(sys.argv[2]))
     elif cmd == 'bucket':

@@ -136,11 +136,12 @@ def _columns(batches):
 
 
 def cmd_read(spec):
-    """Reads the latest snapshot of the table at `path`: spec {path, projection?, filter?, row_kind?}.
-    `filter` is pypaimon-rust's predicate dict ({method, field, literals} or {method: and|or, children}).
+    """Reads the latest snapshot of the table at `path` (or the one the dynamic `options` choose, such as
+    scan.tag-name): spec {path, options?, projection?, filter?, row_kind?}. `filter` is pypaimon-rust's
+    predicate dict ({method, field, literals} or {method: and|or, children}).
     Returns {rows, columns (per batch), splits, snapshot}."""
     table = _table_at(spec['path'])
-    rb = table.new_read_builder()
+    rb = table.new_read_builder(spec.get('options'))
     if spec.get('projection') is not None:
         rb = rb.with_projection(spec['projection'])
     if spec.get('filter') is not None:
@@ -176,8 +177,15 @@ def cmd_snapshots(spec):
              'deltaRecordCount': s.delta_record_count()} for s in snaps]
 
 
+def cmd_tags(spec):
+    """paimon-rust's view of the table's tags: name and snapshot id, by name."""
+    table = _table_at(spec['path'])
+    return sorted(({'name': t.name(), 'snapshotId': t.snapshot_id()} for t in table.list_tags()),
+                  key=lambda t: t['name'])
+
+
 COMMANDS = {'create': cmd_create, 'write': cmd_write, 'read': cmd_read, 'incremental': cmd_incremental,
-            'sql': cmd_sql, 'snapshots': cmd_snapshots}
+            'sql': cmd_sql, 'snapshots': cmd_snapshots, 'tags': cmd_tags}
 
 
 def main():

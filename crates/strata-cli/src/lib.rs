@@ -13,6 +13,7 @@ mod get;
 mod ingest;
 mod input;
 mod progress;
+mod tags;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use strata_io::{FileIO, LocalFileIO};
@@ -85,8 +86,15 @@ enum Command {
         /// The table directory.
         table_dir: String,
         /// Read this snapshot instead of the latest.
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["tag", "timestamp"])]
         snapshot: Option<i64>,
+        /// Read the snapshot this tag pins (readable after the snapshot expired).
+        #[arg(long, conflicts_with = "timestamp")]
+        tag: Option<String>,
+        /// Read the latest snapshot committed at or before this time: epoch milliseconds or ISO-8601
+        /// (local time unless it has an offset).
+        #[arg(long)]
+        timestamp: Option<String>,
         /// Columns to print, comma-separated (all by default).
         #[arg(long, value_delimiter = ',')]
         columns: Option<Vec<String>>,
@@ -267,6 +275,14 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Create, list and delete tags (named snapshots that outlive expiration).
+    Tag {
+        #[command(subcommand)]
+        command: tags::TagCommand,
+    },
+    /// Roll the table back to a snapshot or a tag: newer snapshots and tags are removed, with the files only
+    /// they referenced. Stop every writer of the table first.
+    Rollback(tags::RollbackArgs),
     /// Show a table's schema, snapshots, and files per bucket and level.
     Inspect {
         /// The table directory.
@@ -487,14 +503,18 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
                 },
             );
         }
-        Command::Scan { table_dir, snapshot, columns, format, merge } => {
+        Command::Scan { table_dir, snapshot, tag, timestamp, columns, format, merge } => {
             let table = Table::open(io(), &absolute(&table_dir))?;
-            let opts = strata_table::scan::ScanOptions { snapshot, columns, force_merge: merge, batch_size: None };
+            let options = tags::scan_options(tag, timestamp)?;
+            let opts =
+                strata_table::scan::ScanOptions { snapshot, columns, force_merge: merge, batch_size: None, options };
             let progress = Progress::start("scanning");
             let result = strata_table::scan::scan(&table, &opts)?;
             progress.finish();
             print_batches(&result.batches, format)?;
         }
+        Command::Tag { command } => tags::run_tag(command)?,
+        Command::Rollback(args) => tags::run_rollback(args)?,
         Command::Inspect { table_dir, snapshot, json } => {
             let table = Table::open(io(), &absolute(&table_dir))?;
             let report = inspect(&table, snapshot)?;

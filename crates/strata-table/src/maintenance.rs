@@ -17,6 +17,7 @@ use crate::commit::now_millis;
 use crate::paths::escape_path_name;
 use crate::scan::data_file_path;
 use crate::table::Table;
+use crate::tag::tagged_snapshots;
 
 /// Which snapshots to keep.
 #[derive(Debug, Clone)]
@@ -64,24 +65,32 @@ pub struct MaintenanceReport {
 
 /// Every file a snapshot references: data files (paths), index files (names), metadata files (names).
 #[derive(Debug, Default)]
-struct References {
-    data: BTreeSet<String>,
-    index: BTreeSet<String>,
-    meta: BTreeSet<String>,
+pub(crate) struct References {
+    pub(crate) data: BTreeSet<String>,
+    pub(crate) index: BTreeSet<String>,
+    pub(crate) meta: BTreeSet<String>,
 }
 
 impl References {
     /// Adds everything `other` references.
-    fn extend(&mut self, other: References) {
+    pub(crate) fn extend(&mut self, other: References) {
         self.data.extend(other.data);
         self.index.extend(other.index);
         self.meta.extend(other.meta);
     }
 
-    /// Adds what the tags' snapshots reference: tags pin their files after the snapshots expire.
-    fn extend_with_tags(&mut self, table: &Table, cache: &mut HashMap<String, Vec<String>>) -> Result<()> {
+    /// Adds what the tags' snapshots reference (tags pin their files after the snapshots expire), skipping
+    /// tagged snapshots already in `seen` (id and base manifest list) and adding the others to it.
+    fn extend_with_tags(
+        &mut self,
+        table: &Table,
+        cache: &mut HashMap<String, Vec<String>>,
+        seen: &mut BTreeSet<(i64, String)>,
+    ) -> Result<()> {
         for tag in tagged_snapshots(table)? {
-            self.extend(references(table, &tag, cache)?);
+            if seen.insert((tag.id, tag.base_manifest_list.clone())) {
+                self.extend(references(table, &tag, cache)?);
+            }
         }
         Ok(())
     }
@@ -92,7 +101,12 @@ impl References {
     }
 }
 
-fn references(table: &Table, s: &Snapshot, manifests_cache: &mut HashMap<String, Vec<String>>) -> Result<References> {
+/// What snapshot `s` references (`manifests_cache`: manifest names by manifest list, shared across calls).
+pub(crate) fn references(
+    table: &Table,
+    s: &Snapshot,
+    manifests_cache: &mut HashMap<String, Vec<String>>,
+) -> Result<References> {
     let store = table.manifest_store()?;
     let mut r = References::default();
     for list in [Some(&s.base_manifest_list), Some(&s.delta_manifest_list), s.changelog_manifest_list.as_ref()]
@@ -130,22 +144,6 @@ fn references(table: &Table, s: &Snapshot, manifests_cache: &mut HashMap<String,
     Ok(r)
 }
 
-/// The snapshots that tags pin (`tag/tag-<name>`, a snapshot's JSON): what they reference must outlive
-/// the snapshot's expiration, as Paimon's expiration and orphan cleanup keep it. A tag that does not
-/// decode stops maintenance (a corrupt-table error) rather than letting it delete what the tag may need.
-pub fn tagged_snapshots(table: &Table) -> Result<Vec<Snapshot>> {
-    let dir = strata_io::join(table.path(), "tag");
-    let mut out = Vec::new();
-    for f in table.io().list(&dir)? {
-        if f.is_dir || !f.name().starts_with("tag-") {
-            continue;
-        }
-        let bytes = table.io().read(&f.path)?;
-        out.push(Snapshot::from_json(&bytes).map_err(|e| e.in_file(&f.path))?);
-    }
-    Ok(out)
-}
-
 /// The smallest snapshot a consumer (`consumer/consumer-<id>`, `{"nextSnapshot": N}`) still has to read:
 /// expiration keeps it and everything after, as Paimon's does.
 pub fn min_consumer_next_snapshot(table: &Table) -> Result<Option<i64>> {
@@ -169,7 +167,7 @@ pub fn min_consumer_next_snapshot(table: &Table) -> Result<Option<i64>> {
 /// (`changelog/changelog-N`, kept past their snapshots) share the table's manifests and data files. Strata's
 /// maintenance does not read them yet, so it refuses to run where they exist rather than delete what only
 /// they reference.
-fn refuse_unread_references(table: &Table) -> Result<()> {
+pub(crate) fn refuse_unread_references(table: &Table) -> Result<()> {
     for dir in ["branch", "changelog"] {
         let path = strata_io::join(table.path(), dir);
         if let Some(f) = table.io().list(&path)?.first() {
@@ -216,6 +214,7 @@ pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<Maintenan
     let Some(last_expired) = expired.last().map(|s| s.id) else { return Ok(report) };
     let first_retained = sm.snapshot(last_expired + 1)?;
     let mut cache = HashMap::new();
+    let mut tags_seen = BTreeSet::new();
     let retained_refs = {
         let mut all = References::default();
         for id in first_retained.id..=latest {
@@ -231,7 +230,7 @@ pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<Maintenan
                 all.data = r.data;
             }
         }
-        all.extend_with_tags(table, &mut cache)?;
+        all.extend_with_tags(table, &mut cache, &mut tags_seen)?;
         all
     };
     // Data files whose DELETE was committed in (earliest, first retained] and that the first retained
@@ -280,6 +279,13 @@ pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<Maintenan
         table.io().delete(&sm.snapshot_path(s.id))?;
     }
     sm.write_earliest_hint(first_retained.id);
+    // A tag created meanwhile, on a snapshot that still existed once the tag was written (what `create_tag`
+    // checks), must keep its files: look at the tags again now that the snapshots are gone.
+    let mut late = References::default();
+    late.extend_with_tags(table, &mut cache, &mut tags_seen)?;
+    report.data_files.retain(|p| !late.data.contains(p));
+    report.index_files.retain(|n| !late.index.contains(n));
+    report.manifests.retain(|n| !late.meta.contains(n));
     for p in &report.data_files {
         table.io().delete(p)?;
     }
@@ -450,7 +456,7 @@ pub fn remove_orphan_files(table: &Table, older_than: Duration, dry_run: bool) -
     };
     let ids = sm.list_ids()?;
     let mut refs = referenced(&ids)?;
-    refs.extend_with_tags(table, &mut HashMap::new())?;
+    refs.extend_with_tags(table, &mut HashMap::new(), &mut BTreeSet::new())?;
     let data_names = refs.data_names();
     let mut candidates: Vec<(FileStatus, Area)> = files
         .into_iter()

@@ -71,6 +71,8 @@ pub struct Plan {
 pub struct ReadBuilder {
     table: Table,
     snapshot: Option<i64>,
+    /// A snapshot given by value (a tag's, whose `snapshot-N` may have expired); wins over `snapshot`.
+    pinned: Option<Arc<Snapshot>>,
     projection: Option<Vec<String>>,
     filter: Option<Predicate>,
     limit: Option<usize>,
@@ -99,6 +101,7 @@ impl ReadBuilder {
         ReadBuilder {
             table: table.clone(),
             snapshot: None,
+            pinned: None,
             projection: None,
             filter: None,
             limit: None,
@@ -112,6 +115,16 @@ impl ReadBuilder {
     /// Reads snapshot `id` (time travel).
     pub fn with_snapshot(mut self, id: i64) -> Self {
         self.snapshot = Some(id);
+        self.pinned = None;
+        self
+    }
+
+    /// Reads `snapshot` as given, without looking it up in `snapshot/` (time travel to a tag, see
+    /// `time_travel::read_builder`); build the reader on `table.as_of_snapshot(&snapshot)` to read with the
+    /// schema it was written under.
+    pub fn with_snapshot_value(mut self, snapshot: Snapshot) -> Self {
+        self.snapshot = Some(snapshot.id);
+        self.pinned = Some(Arc::new(snapshot));
         self
     }
 
@@ -216,6 +229,9 @@ impl ReadBuilder {
 
     /// Plans the read: which files, grouped how, with which deletion vectors.
     pub fn plan(&self) -> Result<Plan> {
+        if let Some(s) = &self.pinned {
+            return self.plan_snapshot(s);
+        }
         let Some(snapshot) = self.table.snapshot(self.snapshot)? else {
             return Ok(Plan { snapshot: None, splits: Vec::new() });
         };

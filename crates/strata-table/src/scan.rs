@@ -1,6 +1,8 @@
 //! Batch scans of a snapshot: raw reads of deletion-vector tables (no merging; each file with its vector
 //! applied) and merge-on-read for the rest.
 
+use std::collections::BTreeMap;
+
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use strata_io::join;
@@ -8,8 +10,8 @@ use strata_spec::file_name::external_path_within;
 use strata_spec::{ManifestEntry, Result};
 
 use crate::paths::partition_path;
-use crate::read::ReadBuilder;
 use crate::table::Table;
+use crate::time_travel::SCAN_SNAPSHOT_ID;
 
 /// What to scan.
 #[derive(Debug, Clone, Default)]
@@ -22,6 +24,9 @@ pub struct ScanOptions {
     pub force_merge: bool,
     /// Rows per batch.
     pub batch_size: Option<usize>,
+    /// The read's own options over the table's (Paimon's dynamic options): `scan.tag-name`,
+    /// `scan.timestamp-millis` and the other time-travel keys of [`crate::time_travel`].
+    pub options: BTreeMap<String, String>,
 }
 
 /// A scan's output.
@@ -56,13 +61,15 @@ pub fn data_file_path(table: &Table, e: &ManifestEntry) -> Result<String> {
     Ok(join(&table.path_factory().bucket_dir(&part, e.bucket), &e.file.file_name))
 }
 
-/// Scans a snapshot into Arrow batches (a [`ReadBuilder`] without filter or limit).
+/// Scans a snapshot into Arrow batches (a [`ReadBuilder`](crate::read::ReadBuilder) without filter or
+/// limit): `opts.snapshot`, or the snapshot the time-travel options of the table and of `opts.options`
+/// choose, or the latest.
 pub fn scan(table: &Table, opts: &ScanOptions) -> Result<ScanResult> {
-    let table = &table.as_of(opts.snapshot)?;
-    let mut rb = ReadBuilder::new(table).merge_on_read(opts.force_merge);
+    let mut options = opts.options.clone();
     if let Some(id) = opts.snapshot {
-        rb = rb.with_snapshot(id);
+        options.insert(SCAN_SNAPSHOT_ID.to_string(), id.to_string());
     }
+    let mut rb = crate::time_travel::read_builder(table, &options)?.merge_on_read(opts.force_merge);
     if let Some(cols) = &opts.columns {
         let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
         rb = rb.with_projection(&cols);

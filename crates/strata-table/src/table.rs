@@ -160,9 +160,14 @@ impl Table {
     /// under, so a column added since is not there and a renamed one has its old name. `None`: as it is.
     pub fn as_of(&self, snapshot: Option<i64>) -> Result<Table> {
         match snapshot.map(|id| self.snapshot(Some(id))).transpose()?.flatten() {
-            Some(s) => self.at_schema(s.schema_id),
+            Some(s) => self.as_of_snapshot(&s),
             None => Ok(self.clone()),
         }
+    }
+
+    /// [`as_of`](Self::as_of) for a snapshot value, which need not be in `snapshot/` any more (a tag's).
+    pub fn as_of_snapshot(&self, snapshot: &Snapshot) -> Result<Table> {
+        self.at_schema(snapshot.schema_id)
     }
 
     /// This table read as of schema `id` (time travel to a snapshot written under an older schema): its
