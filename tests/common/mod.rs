@@ -77,4 +77,5 @@ pub fn strata_inspect(dir: &Path) -> Value {
     serde_json::from_str(&out).unwrap()
 }
 
+pub mod change_model;
 pub mod fixtures;

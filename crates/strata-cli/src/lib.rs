@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 mod alter;
 mod bench;
+mod changes;
 mod demo;
 mod ingest;
 
@@ -84,7 +85,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Print a table's rows (raw reads with deletion vectors, merge-on-read otherwise).
+    /// Print a table's rows (raw reads with deletion vectors, merge-on-read otherwise), or what changed
+    /// between snapshots (--from N [--to M]), or follow new snapshots as they land (--follow).
     Scan {
         /// The table directory.
         table_dir: String,
@@ -100,6 +102,9 @@ enum Command {
         /// Merge-on-read even for deletion-vector tables (also reads level 0).
         #[arg(long)]
         merge: bool,
+        /// Incremental and streaming reads (--from, --to, --follow, ...).
+        #[command(flatten)]
+        changes: changes::ChangeArgs,
     },
     /// Write rows from files (jsonl, csv or parquet, by extension) into a table: one commit for all of them.
     Write {
@@ -501,8 +506,12 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
                 &format!("compacted: {files_before} files replaced by {files_after}; snapshot {outcome:?}"),
             );
         }
-        Command::Scan { table_dir, snapshot, columns, format, merge } => {
+        Command::Scan { table_dir, snapshot, columns, format, merge, changes } => {
             let table = Table::open(io(), &absolute(&table_dir))?;
+            if changes.wanted() {
+                return changes::run(&table, &changes, columns, format, snapshot, merge);
+            }
+            let format = if changes.json { OutputFormat::Jsonl } else { format };
             let opts = strata_table::scan::ScanOptions { snapshot, columns, force_merge: merge, batch_size: None };
             let progress = Progress::start("scanning");
             let result = strata_table::scan::scan(&table, &opts)?;
