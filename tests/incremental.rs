@@ -143,8 +143,12 @@ fn ranges_that_cannot_be_read_are_typed_errors() {
 
     // Planned before expiration, read after it: the first snapshots' files are gone.
     let plan = rb.incremental_between(0, latest).with_mode(IncrementalMode::Delta).plan().unwrap();
-    let opts =
-        ExpireOptions { retain_min: 1, retain_max: 3, time_retained: std::time::Duration::from_secs(3600), dry_run: false };
+    let opts = ExpireOptions {
+        retain_min: 1,
+        retain_max: 3,
+        time_retained: std::time::Duration::from_secs(3600),
+        dry_run: false,
+    };
     expire_snapshots(&table, &opts).unwrap();
     let earliest = table.snapshot_manager().earliest_id().unwrap().unwrap();
     assert_eq!(earliest, latest - 2);

@@ -9,6 +9,10 @@
 //! the compaction that takes them up. Other full reads merge every level, level 0 included, since the
 //! follow-up starts after the snapshot read.
 //!
+//! A follow reads with the schema its table was opened with: files written after a column change read
+//! through the schema history by field id (a renamed column under the name the follow knows, a column added
+//! since left out), until the follower is restarted.
+//!
 //! A snapshot that expired before it was read is an [`Error::SnapshotExpired`], never a silent gap (Paimon
 //! jumps to the earliest snapshot when a consumer's next snapshot has expired; Strata refuses instead).
 //! Snapshots skipped by the mode (COMPACT snapshots in delta mode, snapshots without changelog in changelog
