@@ -49,7 +49,13 @@ impl Commit {
     }
 }
 
+/// The model's table at `<dir>/t`.
 pub fn create(dir: &std::path::Path, dv: bool, extra: &[(&str, &str)]) -> Table {
+    create_at(&dir.join("t"), dv, extra)
+}
+
+/// The model's table at `path`.
+pub fn create_at(path: &std::path::Path, dv: bool, extra: &[(&str, &str)]) -> Table {
     let mut options = BTreeMap::from([
         ("bucket".to_string(), "3".to_string()),
         ("deletion-vectors.enabled".to_string(), dv.to_string()),
@@ -71,7 +77,7 @@ pub fn create(dir: &std::path::Path, dv: bool, extra: &[(&str, &str)]) -> Table 
         0,
     )
     .unwrap();
-    Table::create(Arc::new(LocalFileIO::new()), dir.join("t").to_str().unwrap(), schema).unwrap()
+    Table::create(Arc::new(LocalFileIO::new()), path.to_str().unwrap(), schema).unwrap()
 }
 
 /// The rows of `changes` as a batch of the table's columns (`evolved`: after the rename and the new column).
