@@ -36,7 +36,7 @@ fn rows(s: &[FollowedSnapshot]) -> Vec<Change> {
 
 /// Reads until caught up.
 fn drain(scan: &mut StreamScan, into: &mut Vec<FollowedSnapshot>) {
-    while let Some(s) = scan.next().unwrap() {
+    while let Some(s) = scan.read_next().unwrap() {
         into.push(s);
     }
 }
@@ -120,7 +120,7 @@ fn a_restarted_consumer_resumes_without_loss_or_duplication_and_keeps_its_snapsh
     let opts = with_consumer("c1", StartFrom::LatestFull);
     let mut got = Vec::new();
     let mut first = StreamScan::new(&rb, &opts).unwrap();
-    got.push(first.next().unwrap().unwrap());
+    got.push(first.read_next().unwrap().unwrap());
     first.record_progress().unwrap();
     drop(first);
     let recorded = ConsumerManager::of(&table).consumer("c1").unwrap().unwrap().next_snapshot;
@@ -131,7 +131,7 @@ fn a_restarted_consumer_resumes_without_loss_or_duplication_and_keeps_its_snapsh
     }
     let mut second = StreamScan::new(&rb, &opts).unwrap();
     assert_eq!(second.next_snapshot(), Some(recorded), "resumes from the consumer");
-    got.push(second.next().unwrap().unwrap());
+    got.push(second.read_next().unwrap().unwrap());
     second.record_progress().unwrap();
     drop(second);
     let needed = ConsumerManager::of(&table).consumer("c1").unwrap().unwrap().next_snapshot;
@@ -190,7 +190,7 @@ fn consumers_past_their_expiration_time_are_ignored() {
     // The expired consumer's follower starts afresh (a full read of the latest snapshot).
     let rb = ReadBuilder::new(&table);
     let mut scan = StreamScan::new(&rb, &with_consumer("old", StartFrom::LatestFull)).unwrap();
-    let full = scan.next().unwrap().unwrap();
+    let full = scan.read_next().unwrap().unwrap();
     assert!(full.full && full.snapshot == latest);
     assert_eq!(by_key(&common::change_model::changes_of(&full.batches)), by_key(&inserts_of(w.state())));
 
@@ -200,7 +200,7 @@ fn consumers_past_their_expiration_time_are_ignored() {
         .unwrap();
     let mut scan = StreamScan::new(&ReadBuilder::new(&table), &with_consumer("live", StartFrom::LatestFull)).unwrap();
     assert_eq!(scan.next_snapshot(), None);
-    assert!(scan.next().unwrap().unwrap().full);
+    assert!(scan.read_next().unwrap().unwrap().full);
 }
 
 /// Consumer files are table metadata another process may have damaged, and ids are user input that becomes a
@@ -370,7 +370,7 @@ fn a_full_read_at_an_append_snapshot_before_its_compaction_misses_nothing() {
         commit.commit(&half(1, messages.iter().map(|m| m.data_increment()).collect())).unwrap();
 
         let mut scan = StreamScan::new(&ReadBuilder::new(&table), &FollowOptions::default()).unwrap();
-        let full = scan.next().unwrap().unwrap();
+        let full = scan.read_next().unwrap().unwrap();
         assert!(full.full, "{what}");
         let mut seen = State::new();
         fold(&mut seen, &common::change_model::changes_of(&full.batches), lookup);

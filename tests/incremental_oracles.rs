@@ -204,7 +204,7 @@ fn consumers_are_shared_with_pypaimon() {
     let path = w.table.path().to_string();
     let opts = FollowOptions { start: StartFrom::After(0), consumer_id: Some("strata".into()), ..Default::default() };
     let mut scan = StreamScan::new(&ReadBuilder::new(&w.table), &opts).unwrap();
-    let first = scan.next().unwrap().unwrap();
+    let first = scan.read_next().unwrap().unwrap();
     assert_eq!(first.commit_kind, CommitKind::Append);
     scan.record_progress().unwrap();
     assert_eq!(oracle(&["consumer", &path, "strata"]), json!(first.snapshot + 1), "pypaimon reads Strata's consumer");

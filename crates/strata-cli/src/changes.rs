@@ -35,8 +35,9 @@ pub struct ChangeArgs {
     /// then each later snapshot's changes.
     #[arg(long)]
     pub follow: bool,
-    /// Record progress under this consumer id (consumer/consumer-ID) and resume from it on restart; snapshot
-    /// expiration keeps what it has not read.
+    /// Record progress under this consumer id (consumer/consumer-ID) and resume from it on restart (recorded
+    /// progress wins over --from, unless the table sets consumer.ignore-progress); snapshot expiration keeps
+    /// what it has not read.
     #[arg(long = "consumer-id", value_name = "ID", requires = "follow")]
     pub consumer_id: Option<String>,
     /// How often --follow looks for new snapshots.
@@ -132,7 +133,7 @@ fn follow(rb: &ReadBuilder, args: &ChangeArgs, out: &mut RowPrinter) -> Result<(
     let mut scan = StreamScan::new(rb, &opts)?;
     let (mut emitted, mut last_change, mut position) = (0u64, Instant::now(), scan.next_snapshot());
     loop {
-        let step = scan.next()?;
+        let step = scan.read_next()?;
         if scan.next_snapshot() != position {
             position = scan.next_snapshot();
             last_change = Instant::now();

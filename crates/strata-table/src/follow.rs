@@ -78,7 +78,7 @@ impl FollowedSnapshot {
     }
 }
 
-/// A follow of one table (Paimon's `DataTableStreamScan`): call [`next`](Self::next) until it returns
+/// A follow of one table (Paimon's `DataTableStreamScan`): call [`read_next`](Self::read_next) until it returns
 /// `None` (caught up), wait, and call it again; after handling what it returned, call
 /// [`record_progress`](Self::record_progress) to record the position under the consumer id.
 #[derive(Debug)]
@@ -155,7 +155,7 @@ impl StreamScan {
 
     /// The next snapshot with changes, read; `None` once every snapshot that landed has been read (call
     /// again later). Snapshots the mode skips are passed over.
-    pub fn next(&mut self) -> Result<Option<FollowedSnapshot>> {
+    pub fn read_next(&mut self) -> Result<Option<FollowedSnapshot>> {
         let Some(mut id) = self.next else { return self.full_read() };
         loop {
             let sm = self.table().snapshot_manager();
@@ -218,11 +218,11 @@ impl StreamScan {
         Ok(Some(FollowedSnapshot { snapshot: latest.id, commit_kind: latest.commit_kind, full: true, batches }))
     }
 
-    /// Records the position under the consumer id (nothing without one): call it once what [`next`] returned
+    /// Records the position under the consumer id (nothing without one): call it once what [`read_next`] returned
     /// is handled, so that a restart resumes after it. Writes only when the position moved, or every minute
     /// while idle (so that `consumer.expiration-time` sees a live reader).
     ///
-    /// [`next`]: Self::next
+    /// [`read_next`]: Self::read_next
     pub fn record_progress(&mut self) -> Result<()> {
         let (Some((manager, id)), Some(next)) = (&self.consumer, self.next) else { return Ok(()) };
         let due = match self.recorded {
