@@ -232,6 +232,14 @@ fn crafted_consumer_files_and_ids_are_typed_errors() {
         assert_eq!(e.kind(), ErrorKind::Invalid, "{id:?}: {e}");
     }
     assert!(!dir.path().join("escape").exists() && !dir.path().join("consumer-..").exists());
+    // The largest id a file can hold: nothing to read yet, nothing overflows.
+    std::fs::write(format!("{consumer_dir}/consumer-far"), format!("{{\"nextSnapshot\": {}}}", i64::MAX)).unwrap();
+    let mut far = StreamScan::new(&rb, &with_consumer("far", StartFrom::LatestFull)).unwrap();
+    assert!(far.read_next().unwrap().is_none());
+    expire().unwrap();
+    std::fs::remove_file(format!("{consumer_dir}/consumer-far")).unwrap();
+    let e = StreamScan::new(&rb, &FollowOptions { start: StartFrom::After(i64::MAX), ..Default::default() });
+    assert_eq!(e.unwrap_err().kind(), ErrorKind::Invalid);
     assert!(ConsumerManager::of(&table).consumers().unwrap().is_empty());
     let e = ConsumerManager::of(&table).reset_consumer("ok", strata::Consumer { next_snapshot: 0 }).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Invalid);

@@ -100,8 +100,11 @@ impl StreamScan {
         let table = rb.table();
         let reader = ChangeReader::new(rb, opts.mode)?;
         let mut next = match opts.start {
-            StartFrom::After(n) if n < 0 => {
-                return Err(Error::invalid("follow start", format!("snapshot {n} is negative (0: from the first)")))
+            StartFrom::After(n) if n < 0 || n == i64::MAX => {
+                return Err(Error::invalid(
+                    "follow start",
+                    format!("snapshot {n} is not a snapshot id (0: from the first)"),
+                ))
             }
             StartFrom::After(n) => Some(n + 1),
             StartFrom::LatestFull => None,
@@ -185,12 +188,12 @@ impl StreamScan {
             let table = self.table();
             match self.reader.changes_of(&snapshot).map_err(|e| expired_instead(table, id, e))? {
                 None => {
-                    id += 1;
+                    id = id.saturating_add(1);
                     self.next = Some(id);
                 }
                 Some(changes) => {
                     let batches = self.reader.read(&changes).map_err(|e| expired_instead(table, id, e))?;
-                    self.next = Some(id + 1);
+                    self.next = Some(id.saturating_add(1));
                     return Ok(Some(FollowedSnapshot {
                         snapshot: id,
                         commit_kind: snapshot.commit_kind,
@@ -214,7 +217,7 @@ impl StreamScan {
         let result = rb.read().map_err(|e| expired_instead(&table, latest.id, e))?;
         let batches =
             result.batches.iter().map(|b| self.reader.with_row_kind(b, RowKind::Insert)).collect::<Result<Vec<_>>>()?;
-        self.next = Some(latest.id + 1);
+        self.next = Some(latest.id.saturating_add(1));
         Ok(Some(FollowedSnapshot { snapshot: latest.id, commit_kind: latest.commit_kind, full: true, batches }))
     }
 
