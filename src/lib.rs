@@ -47,4 +47,5 @@ pub use strata_spec::{Error, ErrorKind, Result};
 pub use strata_table::query::TableQuery;
 pub use strata_table::read::{get, BatchStream, Plan, ReadBuilder};
 pub use strata_table::write::{TableWrite, TableWriter};
+pub use strata_table::{Consumer, ConsumerManager, FollowOptions, IncrementalMode, StartFrom, StreamScan};
 pub use strata_table::{FileSystemCatalog as Catalog, FileSystemCatalog, Table};

@@ -79,5 +79,6 @@ pub fn strata_inspect(dir: &Path) -> Value {
     serde_json::from_str(&out).unwrap()
 }
 
+pub mod change_model;
 pub mod fixtures;
 pub mod tag_fixtures;

@@ -183,6 +183,52 @@ def cmd_delta(path, start, end):
     return {'rows': rows, 'kinds': kinds}
 
 
+def cmd_delta_snapshots(path, ids):
+    """`delta` of single snapshots, many in one process: for each id in the JSON list `ids`, what pypaimon's
+    streaming reader reads for that snapshot alone (its delta follow-up scanner: APPEND snapshots only)."""
+    return [cmd_delta(path, int(i) - 1, int(i)) for i in json.loads(ids)]
+
+
+def cmd_between(path, ranges):
+    """pypaimon's batch incremental read (`incremental-between-timestamp`) for each [start, end] snapshot range
+    in the JSON list `ranges`: the start and end snapshots' commit times as the window. pypaimon resolves a
+    window to snapshots by time (the latest snapshot at or before each end), so snapshots committed in the same
+    millisecond resolve to the later one: each result reports the (start, end] range pypaimon read. Its batch
+    reader gives no row kinds (rows carry only their columns)."""
+    table = _table_at(path)
+    sm = table.snapshot_manager()
+    out = []
+    for a, b in json.loads(ranges):
+        start = sm.get_snapshot_by_id(a).time_millis if a > 0 else 0
+        end = sm.get_snapshot_by_id(b).time_millis
+        t = table.copy({'incremental-between-timestamp': f'{start},{end}'})
+        rb = t.new_read_builder()
+        scan = rb.new_scan()
+        splits = scan.plan().splits()
+        resolved = getattr(scan, '_incremental_snapshot_range', None)
+        arrow = rb.new_read().to_arrow(splits)
+        rows = [] if arrow is None else [{k: _json_value(v) for k, v in r.items()} for r in arrow.to_pylist()]
+        out.append({'rows': rows, 'resolved': list(resolved) if resolved is not None else None})
+    return out
+
+
+def cmd_consumer(path, consumer_id):
+    """pypaimon's ConsumerManager view of consumer `consumer_id`: its nextSnapshot, or null."""
+    from pypaimon.consumer.consumer_manager import ConsumerManager
+    table = _table_at(path)
+    c = ConsumerManager(table.file_io, table.table_path).consumer(consumer_id)
+    return None if c is None else c.next_snapshot
+
+
+def cmd_set_consumer(path, consumer_id, next_snapshot):
+    """Records consumer `consumer_id` at `next_snapshot` through pypaimon's ConsumerManager."""
+    from pypaimon.consumer.consumer import Consumer
+    from pypaimon.consumer.consumer_manager import ConsumerManager
+    table = _table_at(path)
+    ConsumerManager(table.file_io, table.table_path).reset_consumer(consumer_id, Consumer(int(next_snapshot)))
+    return {'ok': True}
+
+
 def cmd_time_read(path):
     """Reads the latest snapshot of the table at `path` with pypaimon; returns rows and seconds (best of 3)."""
     import time
@@ -547,6 +593,14 @@ def main():
         res = cmd_read(sys.argv[2])
     elif cmd == 'delta':
         res = cmd_delta(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif cmd == 'delta_snapshots':
+        res = cmd_delta_snapshots(sys.argv[2], sys.argv[3])
+    elif cmd == 'between':
+        res = cmd_between(sys.argv[2], sys.argv[3])
+    elif cmd == 'consumer':
+        res = cmd_consumer(sys.argv[2], sys.argv[3])
+    elif cmd == 'set_consumer':
+        res = cmd_set_consumer(sys.argv[2], sys.argv[3], sys.argv[4])
     elif cmd == 'changelog':
         res = cmd_changelog(sys.argv[2], sys.argv[3])
     elif cmd == 'meta':

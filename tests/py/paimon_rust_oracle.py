@@ -163,6 +163,13 @@ def cmd_incremental(spec):
     return {'rows': _rows(rb.new_read().read(splits)), 'splits': len(splits)}
 
 
+def cmd_incremental_ranges(spec):
+    """`incremental` for many ranges in one process: spec {path, ranges: [[start, end], ...], mode?}; returns
+    one {rows, splits} per range, in order."""
+    return [cmd_incremental({'path': spec['path'], 'start': a, 'end': b, 'mode': spec.get('mode', 'delta')})
+            for a, b in spec['ranges']]
+
+
 def cmd_sql(spec):
     """Runs `query` through a SQLContext with the warehouse registered as catalog `p`."""
     batches = _sql_context(spec['warehouse']).sql(spec['query'])
@@ -185,6 +192,7 @@ def cmd_tags(spec):
 
 
 COMMANDS = {'create': cmd_create, 'write': cmd_write, 'read': cmd_read, 'incremental': cmd_incremental,
+            'incremental_ranges': cmd_incremental_ranges,
             'sql': cmd_sql, 'snapshots': cmd_snapshots, 'tags': cmd_tags}
 
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 mod alter;
 mod bench;
+mod changes;
 mod demo;
 mod get;
 mod ingest;
@@ -81,7 +82,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Print a table's rows (raw reads with deletion vectors, merge-on-read otherwise).
+    /// Print a table's rows (raw reads with deletion vectors, merge-on-read otherwise), or what changed
+    /// between snapshots (--from N [--to M]), or follow new snapshots as they land (--follow).
     Scan {
         /// The table directory.
         table_dir: String,
@@ -104,6 +106,9 @@ enum Command {
         /// Merge-on-read even for deletion-vector tables (also reads level 0).
         #[arg(long)]
         merge: bool,
+        /// Incremental and streaming reads (--from, --to, --follow, ...).
+        #[command(flatten)]
+        changes: changes::ChangeArgs,
     },
     /// Write rows from files (jsonl, csv or parquet, by extension) into a table: one commit for all of them.
     /// Fields go to columns by name; a value that does not fit its column exactly is refused.
@@ -503,8 +508,18 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
                 },
             );
         }
-        Command::Scan { table_dir, snapshot, tag, timestamp, columns, format, merge } => {
+        Command::Scan { table_dir, snapshot, tag, timestamp, columns, format, merge, changes } => {
             let table = Table::open(io(), &absolute(&table_dir))?;
+            if changes.wanted() {
+                if tag.is_some() || timestamp.is_some() {
+                    return Err(Error::invalid(
+                        "scan",
+                        "--tag and --timestamp choose one snapshot to read; incremental reads take --from/--to",
+                    ));
+                }
+                return changes::run(&table, &changes, columns, format, snapshot, merge);
+            }
+            let format = if changes.json { OutputFormat::Jsonl } else { format };
             let options = tags::scan_options(tag, timestamp)?;
             let opts =
                 strata_table::scan::ScanOptions { snapshot, columns, force_merge: merge, batch_size: None, options };

@@ -96,6 +96,22 @@ pub enum Error {
         /// What is not supported.
         message: String,
     },
+    /// A reader needs snapshot `snapshot` of `table`, and expiration already removed it (kind
+    /// [`ErrorKind::NotFound`]): the changes it held can no longer be read, so an incremental read or a
+    /// follow stops rather than skip them.
+    #[error(
+        "snapshot {snapshot} of {table} has expired{}: its changes can no longer be read (a consumer id keeps \
+         the snapshots its reader still needs from expiring)",
+        match earliest { Some(e) => format!(" (the earliest snapshot is {e})"), None => String::new() }
+    )]
+    SnapshotExpired {
+        /// The table directory.
+        table: String,
+        /// The snapshot that is gone.
+        snapshot: i64,
+        /// The earliest snapshot left, if any.
+        earliest: Option<i64>,
+    },
 }
 
 impl Error {
@@ -109,6 +125,7 @@ impl Error {
             Error::Invalid { .. } => ErrorKind::Invalid,
             Error::Conflict { .. } => ErrorKind::Conflict,
             Error::Unsupported { .. } => ErrorKind::Unsupported,
+            Error::SnapshotExpired { .. } => ErrorKind::NotFound,
         }
     }
 

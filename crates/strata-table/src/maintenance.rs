@@ -144,25 +144,6 @@ pub(crate) fn references(
     Ok(r)
 }
 
-/// The smallest snapshot a consumer (`consumer/consumer-<id>`, `{"nextSnapshot": N}`) still has to read:
-/// expiration keeps it and everything after, as Paimon's does.
-pub fn min_consumer_next_snapshot(table: &Table) -> Result<Option<i64>> {
-    let dir = strata_io::join(table.path(), "consumer");
-    let mut min = None;
-    for f in table.io().list(&dir)? {
-        if f.is_dir || !f.name().starts_with("consumer-") {
-            continue;
-        }
-        let bytes = table.io().read(&f.path)?;
-        let next = serde_json::from_slice::<serde_json::Value>(&bytes)
-            .ok()
-            .and_then(|v| v.get("nextSnapshot").and_then(serde_json::Value::as_i64))
-            .ok_or_else(|| Error::Corrupt { path: f.path.clone(), message: "no nextSnapshot".into() })?;
-        min = Some(min.map_or(next, |m: i64| m.min(next)));
-    }
-    Ok(min)
-}
-
 /// Branches (`branch/branch-<name>/`, with snapshots and tags of their own) and decoupled changelogs
 /// (`changelog/changelog-N`, kept past their snapshots) share the table's manifests and data files. Strata's
 /// maintenance does not read them yet, so it refuses to run where they exist rather than delete what only
@@ -194,7 +175,9 @@ pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<Maintenan
     let threshold = now - opts.time_retained.as_millis() as i64;
     // Candidates: oldest first, never the newest `retain_min`.
     let mut last_candidate = latest - i64::from(opts.retain_min);
-    if let Some(next) = min_consumer_next_snapshot(table)? {
+    // Consumers not written within `consumer.expiration-time` are expired first (Paimon's order), so that
+    // they do not hold snapshots back.
+    if let Some(next) = crate::consumer::min_consumer_next_snapshot(table, now, opts.dry_run)? {
         last_candidate = last_candidate.min(next - 1);
     }
     let mut expired = Vec::new();

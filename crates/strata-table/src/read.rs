@@ -77,6 +77,9 @@ pub struct ReadBuilder {
     filter: Option<Predicate>,
     limit: Option<usize>,
     force_merge: bool,
+    /// Leave level 0 out whatever the mode (a streaming reader's first read of a `lookup` changelog table:
+    /// level-0 rows reach it through the changelog of the compaction that takes them up).
+    skip_level0: bool,
     batch_size: usize,
 }
 
@@ -106,6 +109,7 @@ impl ReadBuilder {
             filter: None,
             limit: None,
             force_merge: false,
+            skip_level0: false,
             // `read.batch-size` was validated when the table was created or altered; a value another engine
             // wrote that does not parse falls back to the default rather than failing every read.
             batch_size: table.schema().core_options().read_batch_size().ok().flatten().unwrap_or(DEFAULT_BATCH_SIZE),
@@ -158,6 +162,32 @@ impl ReadBuilder {
         self
     }
 
+    /// Leaves level 0 out of the read in every mode.
+    pub(crate) fn skipping_level0(mut self, yes: bool) -> Self {
+        self.skip_level0 = yes;
+        self
+    }
+
+    /// The table read.
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
+    /// The columns returned, when projected.
+    pub fn projection(&self) -> Option<&[String]> {
+        self.projection.as_deref()
+    }
+
+    /// The row filter, if any.
+    pub fn filter(&self) -> Option<&Predicate> {
+        self.filter.as_ref()
+    }
+
+    /// Rows per batch.
+    pub fn batch_size(&self) -> usize {
+        self.batch_size
+    }
+
     fn layout(&self) -> Result<Arc<KeyValueLayout>> {
         Ok(Arc::new(self.table.layout()?))
     }
@@ -186,7 +216,7 @@ impl ReadBuilder {
     }
 
     /// Whether a file's manifest statistics allow a match of `pred`.
-    fn file_may_match(&self, pred: &Predicate, e: &ManifestEntry, layout: &KeyValueLayout) -> bool {
+    pub(crate) fn file_may_match(&self, pred: &Predicate, e: &ManifestEntry, layout: &KeyValueLayout) -> bool {
         let f = &e.file;
         // Value statistics are the columns of the schema the file was written with: a column is found there
         // by field id, and only compared when stored as the type read (a widened column's old statistics
@@ -249,7 +279,7 @@ impl ReadBuilder {
         // batch scans of postpone-bucket tables read only real buckets).
         let postpone = options.bucket()? == -2;
         for e in self.table.live_files(snapshot)? {
-            if raw_mode && e.file.level == 0 || postpone && e.bucket < 0 {
+            if (raw_mode || self.skip_level0) && e.file.level == 0 || postpone && e.bucket < 0 {
                 continue;
             }
             buckets.entry((e.partition.serialize(), e.bucket)).or_default().push(e);
@@ -333,7 +363,7 @@ impl ReadBuilder {
         )))
     }
 
-    fn projection_indices(&self, layout: &KeyValueLayout) -> Result<Vec<usize>> {
+    pub(crate) fn projection_indices(&self, layout: &KeyValueLayout) -> Result<Vec<usize>> {
         match &self.projection {
             None => Ok((0..layout.value_fields.len()).collect()),
             Some(cols) => cols.iter().map(|c| layout.value_position(c)).collect(),
