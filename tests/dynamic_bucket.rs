@@ -365,6 +365,8 @@ fn strata_and_pypaimon_take_turns_on_a_dynamic_table() {
     // A stray index file goes; the referenced hash index files stay, through expiration too.
     let stray = path.join("index/index-0b5d9d36-8cf3-4b1a-9d6c-3b43f7c1f2aa-0");
     std::fs::write(&stray, b"\0\0\0\x01").unwrap();
+    // Zero-age cleanup removes files strictly older than now (in milliseconds): let the stray's millisecond pass.
+    std::thread::sleep(Duration::from_millis(5));
     let report = remove_orphan_files(&t, Duration::ZERO, false).unwrap();
     assert_eq!(report.index_files, vec![stray.to_str().unwrap().to_string()]);
     let opts = ExpireOptions { retain_min: 1, retain_max: 1, time_retained: Duration::ZERO, dry_run: false };
@@ -461,6 +463,8 @@ fn postponed_rows_appear_only_after_strata_compacts_them() {
     // Cleanup keeps the postponed files (referenced) and removes a stray one in their directory.
     let stray = path.join("p=b/bucket-postpone/data--u-x-s-1-w-0b5d9d36-8cf3-4b1a-9d6c-3b43f7c1f2aa-0.parquet");
     std::fs::write(&stray, b"x").unwrap();
+    // Zero-age cleanup removes files strictly older than now (in milliseconds): let the stray's millisecond pass.
+    std::thread::sleep(Duration::from_millis(5));
     let report = remove_orphan_files(&t, Duration::ZERO, false).unwrap();
     assert_eq!(report.data_files, vec![stray.to_str().unwrap().to_string()]);
     let (code, _, err) = strata(&["compact", path.to_str().unwrap()]);
