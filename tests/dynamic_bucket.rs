@@ -25,10 +25,10 @@ use strata::format::bucket_read::{file_columns, open_data_file, DataFileRef};
 use strata::format::KeyValueLayout;
 use strata::spec::bucket::key_hash;
 use strata::spec::index_file_meta::HASH_INDEX;
-use strata::spec::{hash_index_file, DataType, Datum, ErrorKind, TableSchema, TypeRoot};
+use strata::spec::{hash_index_file, CommitKind, DataType, Datum, ErrorKind, TableSchema, TypeRoot};
 use strata::table::maintenance::{expire_snapshots, remove_orphan_files, ExpireOptions};
 use strata::table::scan::{data_file_path, scan, ScanOptions};
-use strata::{get, FileIO, LocalFileIO, Table, TableWriter};
+use strata::{get, FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
 
 /// (partition, id)
 type Key = (String, i64);
@@ -449,8 +449,23 @@ fn postponed_rows_appear_only_after_strata_compacts_them() {
     let err = TableWriter::new(&t, "w").unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unsupported, "{err}");
 
+    let written = t.snapshot(None).unwrap().unwrap().id;
+    let everything = ReadBuilder::new(&t).incremental_between(0, written).read().unwrap().num_rows();
     let (code, _, err) = strata(&["compact", path.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
+    // Paimon's postpone compaction makes COMPACT snapshots only (its PostponeBucketCommittableRewriter moves
+    // the files the moved rows were written to into the compaction's results): the rows reached incremental
+    // readers in the APPEND snapshots that added the postponed files, and must not reach them twice.
+    let latest = t.snapshot(None).unwrap().unwrap().id;
+    for id in written + 1..=latest {
+        let kind = t.snapshot(Some(id)).unwrap().unwrap().commit_kind;
+        assert_eq!(kind, CommitKind::Compact, "snapshot {id} of the postpone compaction");
+    }
+    let delta = ReadBuilder::new(&t).incremental_between(written, latest).read().unwrap();
+    assert_eq!(delta.num_rows(), 0, "the postpone compaction's snapshots hold new rows for delta readers");
+    let again = ReadBuilder::new(&t).incremental_between(0, latest).read().unwrap().num_rows();
+    assert!(everything > 0);
+    assert_eq!(again, everything, "the rows written reach delta readers once, before and after the compaction");
     apply(&mut model, &ops);
     check_reads(&t, &model, &mut rng, "after the first compaction");
     assert_same(&pypaimon_model(&t, false), &model, "pypaimon reads the compacted rows");

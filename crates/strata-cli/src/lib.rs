@@ -494,8 +494,8 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             progress.finish();
             let files_before: usize = messages.iter().map(|m| m.compact_before.len()).sum();
             let files_after: usize = messages.iter().map(|m| m.compact_after.len()).sum();
-            // A compaction alone is one COMPACT snapshot; rows it also writes (postponed rows moved into real
-            // buckets) land first in an APPEND snapshot, as any write's do.
+            // A compaction is one COMPACT snapshot, postponed rows moved into real buckets included (they were
+            // in an APPEND snapshot already, when the postponed files were written).
             let outcome = ingest::commit(&table, &mut write, messages, None)?.map(|s| s.last);
             report(
                 json,

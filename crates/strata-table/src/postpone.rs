@@ -159,6 +159,34 @@ pub(crate) fn read_postponed(
     Ok(())
 }
 
+/// Makes a postpone compaction's messages for real buckets compaction results, as Paimon's
+/// `PostponeBucketCommittableRewriter` does ("compactor only produce compact snapshots"): the rows moved out of
+/// the postponed files were already in an APPEND snapshot (the one that added those files, which streaming
+/// readers follow), so an APPEND snapshot of them again would hand them to incremental readers twice. Files the
+/// moved rows were flushed to become compaction outputs; those the same compaction already replaced are
+/// nobody's and are removed (best effort: an orphan at worst).
+pub(crate) fn as_compaction(table: &Table, m: &mut crate::commit::CommitMessage) {
+    if m.bucket < 0 || m.new_files.is_empty() && m.changelog_files.is_empty() {
+        return;
+    }
+    let replaced: HashSet<String> = m.compact_before.iter().map(|f| f.file_name.clone()).collect();
+    let (intermediate, kept): (Vec<_>, Vec<_>) =
+        std::mem::take(&mut m.new_files).into_iter().partition(|f| replaced.contains(&f.file_name));
+    m.compact_before.retain(|f| !intermediate.iter().any(|x| x.file_name == f.file_name));
+    m.compact_after.extend(kept);
+    m.compact_changelog_files.append(&mut m.changelog_files);
+    m.first_new_sequence = None;
+    let fields = table.schema().partition_fields().unwrap_or_default();
+    let default_name = table.schema().core_options().partition_default_name().to_string();
+    let Ok(partition) = crate::paths::partition_path(&m.partition, &fields, &default_name) else { return };
+    let dir = table.path_factory().bucket_dir(&partition, m.bucket);
+    for f in intermediate {
+        if let Err(e) = table.io().delete(&strata_io::join(&dir, &f.file_name)) {
+            tracing::warn!(file = f.file_name, error = %e, "cannot remove a file a postpone compaction replaced");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -455,6 +455,11 @@ impl TableWrite {
         if let Routing::Dynamic(d) = &mut self.routing {
             d.forget_idle_partitions();
         }
+        if matches!(self.routing, Routing::Postpone(_)) {
+            for m in self.carried.iter_mut() {
+                crate::postpone::as_compaction(&self.table, m);
+            }
+        }
         match first_error {
             Some(e) => Err(e),
             None => Ok(std::mem::take(&mut self.carried)),
