@@ -14,6 +14,7 @@ mod get;
 mod ingest;
 mod input;
 mod progress;
+mod sim;
 mod tags;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -393,84 +394,9 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             let r = strata_table::maintenance::remove_orphan_files(&table, age, dry_run)?;
             maintenance_report(json, &r, "removed orphans")?;
         }
-        Command::Replay { file, faults, dir, shrink, json } => {
-            use strata_sim::workload::{replay, FaultPlan, Workload};
-            if !(0.0..=1.0).contains(&faults) {
-                return Err(Error::invalid("--faults", format!("{faults} is outside 0..=1")));
-            }
-            let text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
-            let w = Workload::parse(&text).map_err(|e| e.in_file(&file))?;
-            let tmp = std::env::temp_dir().join(format!("strata-replay-{}", uuid::Uuid::new_v4()));
-            let dir = dir.unwrap_or_else(|| tmp.to_string_lossy().into_owned());
-            let plan = (faults > 0.0).then_some(FaultPlan { rate: faults, seed: 1 });
-            let outcome = replay(&absolute(&dir), &w, plan)?;
-            let _ = std::fs::remove_dir_all(&tmp);
-            match outcome {
-                Ok(stats) => report(
-                    json,
-                    &serde_json::json!({"ok": true, "stats": stats}),
-                    &format!(
-                        "ok: {} steps, {} commits, {} faults injected ({} commits failed and recovered, {} with only their APPEND snapshot); the table equals the model",
-                        stats.steps, stats.commits, stats.faults, stats.failed_commits, stats.half_landed_commits
-                    ),
-                ),
-                Err(d) => {
-                    if let Some(out) = shrink {
-                        let small = strata_sim::workload::shrink(&tmp.to_string_lossy(), &w, plan, 500);
-                        std::fs::write(&out, small.to_text()).map_err(|e| Error::io(&out, e))?;
-                        let _ = std::fs::remove_dir_all(&tmp);
-                        eprintln!("shrunk to {} steps: {out}", small.ops.len());
-                    }
-                    return Err(Error::Corrupt { path: file, message: d.to_string() });
-                }
-            }
-        }
+        Command::Replay { file, faults, dir, shrink, json } => sim::replay_file(file, faults, dir, shrink, json)?,
         Command::Soak { seconds, commits, faults, seed, save, json } => {
-            use strata_sim::workload::{replay, shrink, FaultPlan, Workload};
-            let started = std::time::Instant::now();
-            let tmp = std::env::temp_dir().join(format!("strata-soak-{}", uuid::Uuid::new_v4()));
-            let dir = tmp.to_string_lossy().into_owned();
-            let (mut runs, mut injected, mut failed_commits, mut failures) = (0u64, 0usize, 0usize, Vec::new());
-            let mut half_landed = 0usize;
-            let mut s = seed;
-            while started.elapsed().as_secs() < seconds {
-                let w = Workload::generate(s, commits);
-                let plan = (faults > 0.0).then_some(FaultPlan { rate: faults, seed: s });
-                match replay(&dir, &w, plan)? {
-                    Ok(stats) => {
-                        injected += stats.faults;
-                        failed_commits += stats.failed_commits;
-                        half_landed += stats.half_landed_commits;
-                    }
-                    Err(d) => {
-                        let small = shrink(&dir, &w, plan, 200);
-                        std::fs::create_dir_all(&save).map_err(|e| Error::io(&save, e))?;
-                        let path = format!("{save}/seed-{s}.jsonl");
-                        std::fs::write(&path, small.to_text()).map_err(|e| Error::io(&path, e))?;
-                        eprintln!("seed {s}: {d} (shrunk to {} steps: {path})", small.ops.len());
-                        failures.push(s);
-                    }
-                }
-                runs += 1;
-                s += 1;
-            }
-            let _ = std::fs::remove_dir_all(&tmp);
-            let secs = started.elapsed().as_secs_f64();
-            report(
-                json,
-                &serde_json::json!({"workloads": runs, "seconds": secs, "workloadsPerSecond": runs as f64 / secs,
-                    "faultsInjected": injected, "failedCommits": failed_commits, "halfLandedCommits": half_landed,
-                    "failures": failures}),
-                &format!(
-                    "{runs} workloads in {secs:.0}s ({:.2}/s), {injected} faults injected ({failed_commits} commits failed and recovered, {half_landed} with only their APPEND snapshot), {} divergences{}",
-                    runs as f64 / secs,
-                    failures.len(),
-                    if failures.is_empty() { String::new() } else { format!(": seeds {failures:?}") }
-                ),
-            );
-            if !failures.is_empty() {
-                return Err(Error::Corrupt { path: save, message: format!("{} workloads diverged", failures.len()) });
-            }
+            sim::soak(seconds, commits, faults, seed, save, json)?
         }
         Command::Get { table_dir, keys, snapshot, format, json } => {
             get::run(&Table::open(io(), &absolute(&table_dir))?, &keys, snapshot, format, json)?
