@@ -6,7 +6,8 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use common::fixtures::{append, create_table, file};
+use common::fixtures::{append, create_table, file, message};
+use strata::lsm::DvIndexBase;
 use strata::spec::{CommitKind, DataFileMeta, FileKind};
 use strata::table::{CommitMessage, CommitOutcome, Committable};
 use strata::{ErrorKind, FileIO, LocalFileIO, Table};
@@ -113,13 +114,7 @@ fn deleting_a_file_another_commit_removed_is_a_conflict_that_leaves_nothing_behi
     c.commit(&append(1, 0, 1, vec![l0.clone()])).unwrap();
     let compact = |id, out: &str| Committable {
         identifier: id,
-        messages: vec![CommitMessage {
-            bucket: 0,
-            total_buckets: 1,
-            compact_before: vec![l0.clone()],
-            compact_after: vec![file(out, 5, 1, 10, 10)],
-            ..Default::default()
-        }],
+        messages: vec![message(0, 1, vec![], vec![l0.clone()], vec![file(out, 5, 1, 10, 10)])],
         ..Default::default()
     };
     assert_eq!(
@@ -142,12 +137,7 @@ fn overlapping_key_ranges_at_one_level_are_an_lsm_conflict() {
     let c = table.new_commit("a").unwrap();
     let at_level = |id, name: &str, min, max| Committable {
         identifier: id,
-        messages: vec![CommitMessage {
-            bucket: 0,
-            total_buckets: 1,
-            compact_after: vec![file(name, 3, min, max, 5)],
-            ..Default::default()
-        }],
+        messages: vec![message(0, 1, vec![], vec![], vec![file(name, 3, min, max, 5)])],
         ..Default::default()
     };
     c.commit(&at_level(1, "data-1.parquet", 1, 10)).unwrap();
@@ -259,14 +249,7 @@ fn empty_commits_make_no_snapshot_and_only_reads_are_counted_as_reads() {
 #[test]
 fn an_absorbed_message_commits_what_the_two_messages_commit_in_order() {
     use strata::spec::IndexFileMeta;
-    let msg = |new: Vec<_>, before: Vec<_>, after: Vec<_>| CommitMessage {
-        bucket: 0,
-        total_buckets: 1,
-        new_files: new,
-        compact_before: before,
-        compact_after: after,
-        ..Default::default()
-    };
+    let msg = |new: Vec<_>, before: Vec<_>, after: Vec<_>| message(0, 1, new, before, after);
     let base = file("data-base.parquet", 2, 0, 5, 6);
     let x = file("data-x.parquet", 0, 1, 4, 4);
     let y = file("data-y.parquet", 0, 10, 12, 3);
@@ -294,7 +277,9 @@ fn an_absorbed_message_commits_what_the_two_messages_commit_in_order() {
     commit(&in_order, 3, second.clone()).unwrap();
 
     // Committed on its own, the second message deletes a file no snapshot holds.
-    let alone = commit(&folded, 2, CommitMessage { new_files: vec![], ..second.clone() }).unwrap_err();
+    let mut alone = second.clone();
+    alone.increment.data.new_files.clear();
+    let alone = commit(&folded, 2, alone).unwrap_err();
     assert_eq!(alone.kind(), ErrorKind::Conflict, "{alone}");
     let mut one = first;
     let dropped = one.absorb(second);
@@ -346,20 +331,20 @@ fn an_absorbed_message_commits_what_the_two_messages_commit_in_order() {
         external_path: None,
         global_index: None,
     };
-    let mut a = CommitMessage {
-        new_index_files: vec![index("index-a")],
-        expected_dv_index: Some(Some("index-0".into())),
-        ..Default::default()
+    let replacing = |new: &str, old: &str| {
+        let mut m = message(0, 1, vec![], vec![], vec![]);
+        m.increment.compact.new_index_files = vec![index(new)];
+        m.increment.compact.deleted_index_files = vec![index(old)];
+        m.increment.dv_index_base = DvIndexBase::File(old.into());
+        m
     };
-    let b = CommitMessage {
-        new_index_files: vec![index("index-b")],
-        expected_dv_index: Some(Some("index-a".into())),
-        ..Default::default()
-    };
-    let dropped = a.absorb(b);
+    let mut a = replacing("index-a", "index-0");
+    let dropped = a.absorb(replacing("index-b", "index-a"));
     assert_eq!(dropped.index_files, vec!["index-a".to_string()]);
-    assert_eq!(a.new_index_files, vec![index("index-b")]);
-    assert_eq!(a.expected_dv_index, Some(Some("index-0".into())));
+    // The folded message replaces the committed index-0 by index-b; index-a was never committed.
+    assert_eq!(a.increment.compact.new_index_files, vec![index("index-b")]);
+    assert_eq!(a.increment.compact.deleted_index_files, vec![index("index-0")]);
+    assert_eq!(a.increment.dv_index_base, DvIndexBase::File("index-0".into()));
 }
 
 /// A commit of a write whose files its own compaction replaced, deletion-vector style: a committed file at
@@ -377,17 +362,10 @@ fn write_and_compaction() -> (Committable, DataFileMeta) {
         external_path: None,
         global_index: None,
     };
-    let m = CommitMessage {
-        bucket: 0,
-        total_buckets: 1,
-        new_files: vec![new0.clone()],
-        compact_before: vec![new0, base.clone()],
-        compact_after: vec![merged],
-        new_index_files: vec![index],
-        expected_dv_index: Some(None),
-        first_new_sequence: Some(100),
-        ..Default::default()
-    };
+    let mut m = message(0, 1, vec![new0.clone()], vec![new0, base.clone()], vec![merged]);
+    m.increment.compact.new_index_files = vec![index];
+    m.increment.dv_index_base = DvIndexBase::NoFile;
+    m.increment.first_new_sequence = Some(100);
     (Committable { identifier: 2, messages: vec![m], ..Default::default() }, base)
 }
 
@@ -452,13 +430,13 @@ fn a_write_and_its_compaction_commit_as_an_append_then_a_compact_snapshot() {
     );
     let only_compaction = Committable {
         identifier: 4,
-        messages: vec![CommitMessage {
-            bucket: 0,
-            total_buckets: 1,
-            compact_before: vec![file("data-x.parquet", 0, 20, 21, 2)],
-            compact_after: vec![file("data-x2.parquet", 5, 20, 21, 2)],
-            ..Default::default()
-        }],
+        messages: vec![message(
+            0,
+            1,
+            vec![],
+            vec![file("data-x.parquet", 0, 20, 21, 2)],
+            vec![file("data-x2.parquet", 5, 20, 21, 2)],
+        )],
         ..Default::default()
     };
     assert_eq!(commit.commit(&only_compaction).unwrap(), CommitOutcome::Committed(5));
@@ -558,13 +536,7 @@ fn a_retried_commit_whose_compaction_went_stale_keeps_its_write_and_drops_its_co
     // Another writer compacts the base file away.
     let other = Committable {
         identifier: 1,
-        messages: vec![CommitMessage {
-            bucket: 0,
-            total_buckets: 1,
-            compact_before: vec![base],
-            compact_after: vec![file("data-other.parquet", 5, 0, 9, 10)],
-            ..Default::default()
-        }],
+        messages: vec![message(0, 1, vec![], vec![base], vec![file("data-other.parquet", 5, 0, 9, 10)])],
         ..Default::default()
     };
     table.new_commit("other").unwrap().commit(&other).unwrap();
@@ -575,4 +547,43 @@ fn a_retried_commit_whose_compaction_went_stale_keeps_its_write_and_drops_its_co
         live_names(&table, 3),
         BTreeSet::from([("data-new.parquet".to_string(), 0), ("data-other.parquet".to_string(), 5)])
     );
+}
+
+/// The index change a message carries is applied as carried: its deleted index file leaves the listing,
+/// and a deleted file the latest snapshot no longer lists is a conflict (another commit replaced it, so the
+/// message's vectors were computed from a state that is gone), with nothing committed.
+#[test]
+fn a_carried_index_deletion_applies_exactly_or_conflicts() {
+    use strata::spec::IndexFileMeta;
+    let index = |name: &str| IndexFileMeta {
+        index_type: "DELETION_VECTORS".into(),
+        file_name: name.into(),
+        file_size: 1,
+        row_count: 0,
+        dv_ranges: Some(vec![]),
+        external_path: None,
+        global_index: None,
+    };
+    let replacing = |new: &str, old: Option<&str>| {
+        let mut m = message(0, 1, vec![], vec![], vec![]);
+        m.increment.compact.new_index_files = vec![index(new)];
+        m.increment.compact.deleted_index_files = old.map(index).into_iter().collect();
+        m
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let table = create_table(local(), dir.path().join("t").to_str().unwrap(), 1, &[]);
+    let commit = table.new_commit("w").unwrap();
+    let names = |table: &Table| -> BTreeSet<String> {
+        let s = table.snapshot(None).unwrap().unwrap();
+        table.index_files(&s).unwrap().into_iter().map(|e| e.index_file.file_name).collect()
+    };
+    let committable = |identifier, m| Committable { identifier, messages: vec![m], ..Default::default() };
+    commit.commit(&committable(1, replacing("index-0", None))).unwrap();
+    commit.commit(&committable(2, replacing("index-1", Some("index-0")))).unwrap();
+    assert_eq!(names(&table), BTreeSet::from(["index-1".to_string()]));
+    let err = commit.commit(&committable(3, replacing("index-2", Some("index-0")))).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Conflict, "{err}");
+    assert!(err.to_string().contains("index-0"), "{err}");
+    assert_eq!(table.snapshot_manager().latest_id().unwrap(), Some(2));
+    assert_eq!(names(&table), BTreeSet::from(["index-1".to_string()]));
 }

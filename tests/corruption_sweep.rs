@@ -306,13 +306,12 @@ fn a_deletion_vector_naming_a_file_that_is_not_live_is_corrupt() {
     };
     let c = Committable {
         identifier: 100,
-        messages: vec![CommitMessage {
-            partition: BinaryRow::empty(),
-            bucket: 0,
-            total_buckets: 1,
-            new_index_files: vec![index],
-            ..Default::default()
-        }],
+        messages: vec![CommitMessage::new(
+            BinaryRow::empty(),
+            0,
+            1,
+            strata::lsm::CompactIncrement { new_index_files: vec![index], ..Default::default() }.into(),
+        )],
         ..Default::default()
     };
     t.new_commit("other").unwrap().commit(&c).unwrap();

@@ -319,7 +319,7 @@ fn expiration_and_orphan_cleanup_keep_what_tags_and_consumers_need() {
     std::fs::write(dir.join("consumer/consumer-c1"), r#"{"nextSnapshot":4}"#).unwrap();
     let tagged = Snapshot::from_json(&std::fs::read(dir.join("tag/tag-t1")).unwrap()).unwrap();
     let tagged_files: Vec<String> =
-        t.live_files(&tagged).unwrap().iter().map(|e| strata::table::scan::data_file_path(&t, e).unwrap()).collect();
+        t.live_files(&tagged).unwrap().iter().map(|e| t.data_file_path(e).unwrap()).collect();
     assert!(!tagged_files.is_empty());
     let opts = ExpireOptions { retain_min: 1, retain_max: 1, time_retained: Duration::ZERO, dry_run: false };
     let report = expire_snapshots(&t, &opts).unwrap();

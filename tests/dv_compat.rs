@@ -148,12 +148,12 @@ fn a_committed_dv_index_file_is_restored_by_strata_and_read_by_pypaimon() {
     commit
         .commit(&Committable {
             identifier: 2,
-            messages: vec![CommitMessage {
-                bucket: 0,
-                total_buckets: 1,
-                new_index_files: vec![change.new_file],
-                ..Default::default()
-            }],
+            messages: vec![CommitMessage::new(
+                BinaryRow::empty(),
+                0,
+                1,
+                strata::lsm::CompactIncrement { new_index_files: vec![change.new_file], ..Default::default() }.into(),
+            )],
             ..Default::default()
         })
         .unwrap();

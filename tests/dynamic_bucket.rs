@@ -27,7 +27,7 @@ use strata::spec::bucket::key_hash;
 use strata::spec::index_file_meta::HASH_INDEX;
 use strata::spec::{hash_index_file, CommitKind, DataType, Datum, ErrorKind, TableSchema, TypeRoot};
 use strata::table::maintenance::{expire_snapshots, remove_orphan_files, ExpireOptions};
-use strata::table::scan::{data_file_path, scan, ScanOptions};
+use strata::table::scan::{scan, ScanOptions};
 use strata::{get, FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
 
 /// (partition, id)
@@ -222,7 +222,7 @@ fn check_one_bucket_per_key(table: &Table) -> BTreeMap<Vec<u8>, BTreeMap<i32, us
     let mut bucket_of: HashMap<(Vec<u8>, i64), i32> = HashMap::new();
     for e in t.live_files(&s).unwrap() {
         assert!(e.bucket >= 0, "a postponed file outside a postpone-bucket table");
-        let file = DataFileRef::new(data_file_path(&t, &e).unwrap(), e.file.clone(), None);
+        let file = DataFileRef::new(t.data_file_path(&e).unwrap(), e.file.clone(), None);
         for b in open_data_file(t.io().as_ref(), &file, file_columns(&layout), false, 4096).unwrap() {
             let b = b.unwrap();
             for &id in b.column(0).as_primitive::<Int64Type>().values() {

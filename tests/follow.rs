@@ -372,7 +372,7 @@ fn a_full_read_at_an_append_snapshot_before_its_compaction_misses_nothing() {
         let kinds: Vec<i8> = written.iter().map(|r| if r.kind == "-D" { 3 } else { 0 }).collect();
         write.write_with_kinds(&common::change_model::batch_of(&written, false), &kinds).unwrap();
         let messages = write.prepare_commit_waiting().unwrap();
-        assert!(messages.iter().any(|m| !m.compact_after.is_empty()), "{what}: the write compacts");
+        assert!(messages.iter().any(|m| !m.increment.compact.compact_after.is_empty()), "{what}: the write compacts");
         let commit = table.new_commit("halves").unwrap();
         let half = |identifier, messages| Committable { identifier, messages, ..Default::default() };
         commit.commit(&half(1, messages.iter().map(|m| m.data_increment()).collect())).unwrap();

@@ -16,7 +16,7 @@ use rand::{Rng, SeedableRng};
 use strata::format::bucket_read::{file_columns, open_data_file, DataFileRef};
 use strata::format::KeyValueLayout;
 use strata::spec::{DataType, TableSchema};
-use strata::table::scan::{data_file_path, scan, ScanOptions};
+use strata::table::scan::{scan, ScanOptions};
 use strata::table::write::TableWrite;
 use strata::table::Committable;
 use strata::{FileIO, LocalFileIO, Table};
@@ -106,7 +106,7 @@ fn check_dv_invariants(table: &Table) -> usize {
         let dv = dfs
             .get(&(e.partition.clone(), e.bucket, e.file.file_name.clone()))
             .map(|d| Arc::from(d.read(table.io().as_ref()).unwrap()));
-        let r = DataFileRef::new(data_file_path(table, e).unwrap(), e.file.clone(), dv);
+        let r = DataFileRef::new(table.data_file_path(e).unwrap(), e.file.clone(), dv);
         for b in open_data_file(table.io().as_ref(), &r, file_columns(&layout), false, 4096).unwrap() {
             let b = b.unwrap();
             let keys = b.column(0).as_primitive::<Int64Type>();
@@ -342,7 +342,7 @@ fn assert_no_stray_files(table: &Table, context: &str) {
     let mut live_index = BTreeSet::new();
     for id in table.snapshot_manager().list_ids().unwrap() {
         let s = table.snapshot(Some(id)).unwrap().unwrap();
-        live.extend(table.live_files(&s).unwrap().iter().map(|e| data_file_path(table, e).unwrap()));
+        live.extend(table.live_files(&s).unwrap().iter().map(|e| table.data_file_path(e).unwrap()));
         live_index.extend(table.index_files(&s).unwrap().into_iter().map(|e| e.index_file.file_name));
     }
     let mut on_disk = BTreeSet::new();
@@ -544,7 +544,7 @@ fn changelog_folds_into_every_snapshot() {
             }
             let mut ours: Vec<(String, i64, Option<i64>, Option<String>)> = Vec::new();
             for (id, e) in &entries {
-                let path = data_file_path(&table, e).unwrap();
+                let path = table.data_file_path(e).unwrap();
                 assert!(e.file.file_name.starts_with("changelog-"), "{}", e.file.file_name);
                 changelog_paths.entry(*id).or_default().push(path.clone());
                 let r = DataFileRef::new(path, e.file.clone(), None);

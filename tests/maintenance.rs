@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use strata::spec::{DataType, Datum, TableSchema};
 use strata::table::maintenance::{expire_snapshots, remove_orphan_files, ExpireOptions};
-use strata::table::scan::data_file_path;
 use strata::{FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
 
 fn table(dir: &std::path::Path, dv: bool) -> Table {
@@ -98,7 +97,7 @@ fn files_of(t: &Table, id: i64) -> BTreeSet<String> {
         }
     }
     for e in t.live_files(&s).unwrap() {
-        out.insert(data_file_path(t, &e).unwrap());
+        out.insert(t.data_file_path(&e).unwrap());
     }
     out.insert(t.snapshot_manager().snapshot_path(id));
     out
@@ -265,7 +264,7 @@ fn full_compaction_of_max_level_files_leaves_no_vector_entries() {
     let e = t.live_files(&s).unwrap().into_iter().find(|e| e.file.row_count > 1).unwrap();
     assert_eq!(e.file.level as u32, t.schema().core_options().num_levels().unwrap() - 1);
     let key = {
-        let r = strata::format::bucket_read::DataFileRef::new(data_file_path(&t, &e).unwrap(), e.file.clone(), None);
+        let r = strata::format::bucket_read::DataFileRef::new(t.data_file_path(&e).unwrap(), e.file.clone(), None);
         let layout = strata::format::KeyValueLayout::new(t.schema()).unwrap();
         let cols = strata::format::bucket_read::file_columns(&layout);
         let b = strata::format::bucket_read::open_data_file(t.io().as_ref(), &r, cols, false, 16)
@@ -284,13 +283,12 @@ fn full_compaction_of_max_level_files_leaves_no_vector_entries() {
         .unwrap()
         .commit(&strata::table::Committable {
             identifier: 1,
-            messages: vec![strata::table::CommitMessage {
-                partition: e.partition.clone(),
-                bucket: e.bucket,
-                total_buckets: 2,
-                new_index_files: vec![change.new_file],
-                ..Default::default()
-            }],
+            messages: vec![strata::table::CommitMessage::new(
+                e.partition.clone(),
+                e.bucket,
+                2,
+                strata::lsm::CompactIncrement { new_index_files: vec![change.new_file], ..Default::default() }.into(),
+            )],
             ..Default::default()
         })
         .unwrap();

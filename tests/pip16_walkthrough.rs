@@ -16,6 +16,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+use strata::lsm::DvIndexBase;
 
 use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
@@ -210,22 +211,30 @@ fn pip16_section_3_1_example_f7_compacted_with_level_2() {
 
     // The commit message: f7 is the write's new file, and the compaction's input with f5 and f6.
     assert_eq!(messages.len(), 1);
-    let m = &messages[0];
-    assert_eq!(m.new_files.len(), 1, "f7");
-    let f7 = m.new_files[0].file_name.clone();
-    assert_eq!((m.new_files[0].level, keys_of(&m.new_files[0]), m.new_files[0].row_count), (0, (1, 9), 3));
-    let before_names: BTreeSet<String> = m.compact_before.iter().map(|f| f.file_name.clone()).collect();
+    let (data, compaction) = (&messages[0].increment.data, &messages[0].increment.compact);
+    assert_eq!(data.new_files.len(), 1, "f7");
+    let f7 = data.new_files[0].file_name.clone();
+    assert_eq!((data.new_files[0].level, keys_of(&data.new_files[0]), data.new_files[0].row_count), (0, (1, 9), 3));
+    let before_names: BTreeSet<String> = compaction.compact_before.iter().map(|f| f.file_name.clone()).collect();
     assert_eq!(before_names, BTreeSet::from([f5.clone(), f6.clone(), f7.clone()]), "f5, f6 and f7 are compacted");
     let mut after: Vec<(i32, (i64, i64), i64)> =
-        m.compact_after.iter().map(|f| (f.level, keys_of(f), f.row_count)).collect();
+        compaction.compact_after.iter().map(|f| (f.level, keys_of(f), f.row_count)).collect();
     after.sort();
     assert_eq!(after, vec![(2, (1, 5), 5), (2, (9, 13), 4)], "f8 and f9 at level 2");
-    let (f8, f9) = (m.compact_after[0].file_name.clone(), m.compact_after[1].file_name.clone());
-    // The new index file replaces the bucket's old one, which the message names as the file it worked from
-    // (the commit removes it, or conflicts if another writer replaced it meanwhile).
-    assert_eq!(m.new_index_files.len(), 1, "the new index file");
-    assert_eq!(m.expected_dv_index.clone().flatten().into_iter().collect::<BTreeSet<_>>(), old_index);
-    let new_index = m.new_index_files[0].file_name.clone();
+    let (f8, f9) = (compaction.compact_after[0].file_name.clone(), compaction.compact_after[1].file_name.clone());
+    // The new index file replaces the bucket's old one: the message carries both (the commit removes exactly
+    // the old one), and names the old one as the file it worked from (the commit conflicts if another writer
+    // replaced it meanwhile).
+    assert_eq!(compaction.new_index_files.len(), 1, "the new index file");
+    let deleted: BTreeSet<String> = compaction.deleted_index_files.iter().map(|f| f.file_name.clone()).collect();
+    assert_eq!(deleted, old_index, "the old index file REMOVE");
+    let base = old_index.iter().next().map(|n| DvIndexBase::File(n.clone()));
+    assert_eq!(Some(messages[0].increment.dv_index_base.clone()), base);
+    assert!(
+        data.new_index_files.is_empty() && data.deleted_index_files.is_empty(),
+        "index changes are the compaction's"
+    );
+    let new_index = compaction.new_index_files[0].file_name.clone();
     assert!(!old_index.contains(&new_index));
 
     commit(&t, 5, messages);

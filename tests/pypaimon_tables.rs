@@ -6,6 +6,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
+use strata::lsm::{CompactIncrement, DataIncrement};
 
 use common::{oracle, strata, strata_inspect};
 use serde_json::{json, Value};
@@ -287,20 +288,18 @@ fn strata_create_and_commit_make_metadata_pypaimon_reads() {
         .commit(&Committable {
             identifier: 1,
             messages: vec![
-                CommitMessage {
-                    partition: part("x"),
-                    bucket: 0,
-                    total_buckets: 2,
-                    new_files: vec![l0a.clone()],
-                    ..Default::default()
-                },
-                CommitMessage {
-                    partition: part("y"),
-                    bucket: 1,
-                    total_buckets: 2,
-                    new_files: vec![l0b],
-                    ..Default::default()
-                },
+                CommitMessage::new(
+                    part("x"),
+                    0,
+                    2,
+                    DataIncrement { new_files: vec![l0a.clone()], ..Default::default() }.into(),
+                ),
+                CommitMessage::new(
+                    part("y"),
+                    1,
+                    2,
+                    DataIncrement { new_files: vec![l0b], ..Default::default() }.into(),
+                ),
             ],
             ..Default::default()
         })
@@ -323,15 +322,18 @@ fn strata_create_and_commit_make_metadata_pypaimon_reads() {
     commit
         .commit(&Committable {
             identifier: 2,
-            messages: vec![CommitMessage {
-                partition: part("x"),
-                bucket: 0,
-                total_buckets: 2,
-                compact_before: vec![l0a],
-                compact_after: vec![l1],
-                new_index_files: vec![dv],
-                ..Default::default()
-            }],
+            messages: vec![CommitMessage::new(
+                part("x"),
+                0,
+                2,
+                CompactIncrement {
+                    compact_before: vec![l0a],
+                    compact_after: vec![l1],
+                    new_index_files: vec![dv],
+                    ..Default::default()
+                }
+                .into(),
+            )],
             ..Default::default()
         })
         .unwrap();

@@ -277,7 +277,7 @@ fn thin_tables_write_no_key_columns_and_read_like_full_ones() {
     let snapshot = t.snapshot(None).unwrap().unwrap();
     let mut files = 0;
     for e in t.live_files(&snapshot).unwrap() {
-        let path = strata::table::scan::data_file_path(&t, &e).unwrap();
+        let path = t.data_file_path(&e).unwrap();
         let bytes = bytes::Bytes::from(std::fs::read(&path).unwrap());
         let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes).unwrap();
         let names: Vec<String> = reader.schema().fields().iter().map(|f| f.name().clone()).collect();

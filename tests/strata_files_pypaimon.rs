@@ -176,13 +176,12 @@ fn check(format: &str, types: &[(&str, &str)]) {
         .unwrap()
         .commit(&Committable {
             identifier: 1,
-            messages: vec![CommitMessage {
-                partition: BinaryRow::empty(),
-                bucket: 0,
-                total_buckets: 1,
-                new_files: files,
-                ..Default::default()
-            }],
+            messages: vec![CommitMessage::new(
+                BinaryRow::empty(),
+                0,
+                1,
+                strata::lsm::DataIncrement { new_files: files, ..Default::default() }.into(),
+            )],
             ..Default::default()
         })
         .unwrap();

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use strata::lsm::{CommitIncrement, CompactIncrement, DataIncrement};
 use strata::spec::{BinaryRow, DataFileMeta, DataType, Datum, SimpleStats, TableSchema};
 use strata::table::{CommitMessage, Committable};
 use strata::{FileIO, Table};
@@ -59,13 +60,24 @@ pub fn create_table(io: Arc<dyn FileIO>, path: &str, buckets: i32, extra: &[(&st
 pub fn append(identifier: i64, bucket: i32, total_buckets: i32, files: Vec<DataFileMeta>) -> Committable {
     Committable {
         identifier,
-        messages: vec![CommitMessage {
-            partition: BinaryRow::empty(),
-            bucket,
-            total_buckets,
-            new_files: files,
-            ..Default::default()
-        }],
+        messages: vec![message(bucket, total_buckets, files, vec![], vec![])],
         ..Default::default()
     }
+}
+
+/// A message of an unpartitioned table's `bucket`: new files (the APPEND half), and files a compaction
+/// replaced and produced (the COMPACT half).
+pub fn message(
+    bucket: i32,
+    total_buckets: i32,
+    new_files: Vec<DataFileMeta>,
+    compact_before: Vec<DataFileMeta>,
+    compact_after: Vec<DataFileMeta>,
+) -> CommitMessage {
+    let increment = CommitIncrement {
+        data: DataIncrement { new_files, ..Default::default() },
+        compact: CompactIncrement { compact_before, compact_after, ..Default::default() },
+        ..Default::default()
+    };
+    CommitMessage::new(BinaryRow::empty(), bucket, total_buckets, increment)
 }

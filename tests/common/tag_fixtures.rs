@@ -8,7 +8,6 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use strata::spec::{DataType, Datum, Snapshot, TableSchema};
-use strata::table::scan::data_file_path;
 use strata::table::time_travel::{read_builder, SCAN_TAG_NAME};
 use strata::{FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
 
@@ -134,7 +133,7 @@ pub fn files_of_snapshot(t: &Table, s: &Snapshot) -> strata::Result<BTreeSet<Str
         }
     }
     for e in t.live_files(s)? {
-        out.insert(data_file_path(t, &e)?);
+        out.insert(t.data_file_path(&e)?);
     }
     Ok(out)
 }

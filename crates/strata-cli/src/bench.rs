@@ -16,9 +16,9 @@ use strata_format::predicate::{CmpOp, Predicate};
 use strata_io::{FileIO, FileStatus, LocalFileIO};
 use strata_spec::{DataType, Datum, Error, Result, TableSchema};
 use strata_table::query::TableQuery;
-use strata_table::read::{get, ReadBuilder};
-use strata_table::write::TableWriter;
 use strata_table::Table;
+use strata_table::TableWriter;
+use strata_table::{get, ReadBuilder};
 
 /// Counts bytes written through it.
 #[derive(Debug)]
@@ -174,7 +174,7 @@ fn raw_arrow_scan(table: &Table) -> Result<(usize, f64)> {
         .live_files(&s)?
         .iter()
         .filter(|e| e.file.level > 0)
-        .map(|e| strata_table::scan::data_file_path(table, e))
+        .map(|e| table.data_file_path(e))
         .collect::<Result<_>>()?;
     let started = Instant::now();
     let next = std::sync::atomic::AtomicUsize::new(0);

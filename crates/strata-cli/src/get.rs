@@ -29,7 +29,7 @@ pub(crate) fn run(
     for (text, key) in keys.iter().zip(&parsed) {
         let row = match &query {
             Some(q) => q.get(key)?,
-            None => strata_table::read::get(table, key, snapshot)?,
+            None => strata_table::get(table, key, snapshot)?,
         };
         match row {
             Some(r) => rows.push(r),

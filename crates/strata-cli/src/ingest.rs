@@ -156,7 +156,7 @@ pub(crate) fn commit(
             // The write landed; its compaction conflicted and is garbage. Compact its buckets again from the
             // latest snapshot, so deletion-vector readers (which skip level 0) see the rows now; best effort,
             // since the rows are committed either way and the next compaction takes them up.
-            write.discard(&strata_table::write::compaction_increments(&c));
+            write.discard(&strata_table::compaction_increments(&c));
             let buckets: Vec<_> = c.messages.iter().map(|m| (m.partition.clone(), m.bucket)).collect();
             // A compaction-only commit: it has no APPEND half, so it cannot end here again.
             let again = write.open_buckets(&buckets).and_then(|()| write.prepare_commit_waiting());
@@ -182,7 +182,7 @@ pub(crate) fn commit(
             let left = if e.kind() == ErrorKind::Conflict {
                 Some(c.messages.clone())
             } else {
-                committer.landed(c.identifier).ok().map(|l| strata_table::write::uncommitted_messages(&c, l))
+                committer.landed(c.identifier).ok().map(|l| strata_table::uncommitted_messages(&c, l))
             };
             if let Some(left) = left {
                 write.discard(&left);

@@ -418,8 +418,8 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             let progress = Progress::start("compacting");
             let messages = write.prepare_commit_with(full, delete_ratio_threshold)?;
             progress.finish();
-            let files_before: usize = messages.iter().map(|m| m.compact_before.len()).sum();
-            let files_after: usize = messages.iter().map(|m| m.compact_after.len()).sum();
+            let files_before: usize = messages.iter().map(|m| m.increment.compact.compact_before.len()).sum();
+            let files_after: usize = messages.iter().map(|m| m.increment.compact.compact_after.len()).sum();
             // A compaction is one COMPACT snapshot, postponed rows moved into real buckets included (they were
             // in an APPEND snapshot already, when the postponed files were written).
             let outcome = ingest::commit(&table, &mut write, messages, None)?.map(|s| s.last);

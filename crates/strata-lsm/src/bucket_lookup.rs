@@ -7,10 +7,10 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use strata_dv::{BucketedDvMaintainer, DeletionVector};
+use strata_dv::{BucketedDvMaintainer, DeletionVector, IndexFileChange};
 use strata_format::merge::{LookupHook, LookupResult};
 use strata_io::FileIO;
-use strata_spec::{DataFileMeta, Error, IndexFileMeta, Result};
+use strata_spec::{DataFileMeta, Error, Result};
 
 use crate::levels::Levels;
 use crate::lookup::LookupLevels;
@@ -28,8 +28,8 @@ pub(crate) struct BucketLookup(Arc<Mutex<State>>);
 pub(crate) struct IndexFlush {
     /// The index file the cycle started from (`None`: the bucket had none).
     pub(crate) base: Option<String>,
-    /// The new index file, when the vectors changed.
-    pub(crate) new_file: Option<IndexFileMeta>,
+    /// The new index file and the one it replaces, when the vectors changed.
+    pub(crate) change: Option<IndexFileChange>,
 }
 
 impl BucketLookup {
@@ -117,8 +117,8 @@ impl BucketLookup {
         let mut st = self.lock()?;
         let Some(dv) = st.vectors.as_mut() else { return Ok(None) };
         let base = dv.current_index_file().map(|f| f.file_name.clone());
-        let new_file = dv.write_index_file(io, index_dir, &name())?.map(|change| change.new_file);
-        Ok(Some(IndexFlush { base, new_file }))
+        let change = dv.write_index_file(io, index_dir, &name())?;
+        Ok(Some(IndexFlush { base, change }))
     }
 
     /// Runs `f` on the bucket's deletion vectors (`None` unless in deletion-vector mode).

@@ -1,27 +1,102 @@
-//! What one bucket's writer hands over at the end of a commit cycle.
+//! What one bucket's writer hands over at the end of a commit cycle: the one commit-message body that goes,
+//! unchanged, from the writer through the table's commit message into the commit (Paimon's
+//! `CommitMessageImpl` with its `DataIncrement` and `CompactIncrement`).
 
 use strata_spec::{DataFileMeta, IndexFileMeta};
 
-/// What one bucket contributes to a commit.
-#[derive(Debug, Clone, Default)]
-pub struct CommitIncrement {
-    /// New level-0 files still live.
+/// The write's half (Paimon's `DataIncrement`): what the APPEND snapshot commits.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DataIncrement {
+    /// New level-0 files as flushed (ADD). Files the same cycle compacted away are here too, and in
+    /// [`CompactIncrement::compact_before`]: streaming readers follow APPEND snapshots' delta files.
     pub new_files: Vec<DataFileMeta>,
-    /// Committed files compacted away.
+    /// Changelog files of the flushes (`changelog-producer = input`).
+    pub changelog_files: Vec<DataFileMeta>,
+    /// Index files that land with the rows (a dynamic bucket's hash index).
+    pub new_index_files: Vec<IndexFileMeta>,
+    /// Index files the new ones supersede.
+    pub deleted_index_files: Vec<IndexFileMeta>,
+}
+
+impl DataIncrement {
+    /// Whether the write changed nothing.
+    pub fn is_empty(&self) -> bool {
+        self.new_files.is_empty()
+            && self.changelog_files.is_empty()
+            && self.new_index_files.is_empty()
+            && self.deleted_index_files.is_empty()
+    }
+}
+
+/// The compaction's half (Paimon's `CompactIncrement`): what the COMPACT snapshot commits.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CompactIncrement {
+    /// Files compacted away (DELETE).
     pub compact_before: Vec<DataFileMeta>,
-    /// Files compactions produced that are live.
+    /// Files compactions produced that are live (ADD).
     pub compact_after: Vec<DataFileMeta>,
+    /// Changelog files of the compactions (`changelog-producer = lookup`).
+    pub changelog_files: Vec<DataFileMeta>,
     /// The bucket's new deletion-vector index file.
     pub new_index_files: Vec<IndexFileMeta>,
-    /// Changelog files of this cycle's flushes (`changelog-producer = input`): part of the APPEND snapshot.
-    pub changelog_files: Vec<DataFileMeta>,
-    /// Changelog files of this cycle's compactions (`changelog-producer = lookup`): part of the COMPACT
-    /// snapshot, like Paimon's `CompactIncrement.changelogFiles`.
-    pub compact_changelog_files: Vec<DataFileMeta>,
-    /// In deletion-vector mode: the bucket's DV index file this cycle started from (`None` inside when the
-    /// bucket had none). The commit refuses to go ahead if another commit replaced it meanwhile, since this
-    /// writer's compactions and vectors were computed against it.
-    pub dv_index_base: Option<Option<String>>,
+    /// The index file it replaces, as the deletion-vector maintainer wrote it down: the commit removes
+    /// exactly this file from the index manifest.
+    pub deleted_index_files: Vec<IndexFileMeta>,
+}
+
+impl CompactIncrement {
+    /// Whether no compaction changed anything.
+    pub fn is_empty(&self) -> bool {
+        self.compact_before.is_empty()
+            && self.compact_after.is_empty()
+            && self.changelog_files.is_empty()
+            && self.new_index_files.is_empty()
+            && self.deleted_index_files.is_empty()
+    }
+}
+
+/// The deletion-vector index file a writer's cycle started from. Its compactions and vectors were computed
+/// against it, so the commit refuses to go ahead when another commit replaced it meanwhile (the failure
+/// behind Paimon issue 4588: committing would drop that commit's vectors).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum DvIndexBase {
+    /// Not a deletion-vector writer, or nothing to check.
+    #[default]
+    Unchecked,
+    /// The bucket had no deletion-vector index file.
+    NoFile,
+    /// The bucket's index file of this name.
+    File(String),
+}
+
+impl DvIndexBase {
+    /// The base from the bucket's current index file name.
+    pub fn of(current: Option<&str>) -> Self {
+        match current {
+            Some(name) => DvIndexBase::File(name.to_string()),
+            None => DvIndexBase::NoFile,
+        }
+    }
+
+    /// Whether the bucket's index file is this base (always true when unchecked).
+    pub fn matches(&self, current: Option<&str>) -> bool {
+        match self {
+            DvIndexBase::Unchecked => true,
+            DvIndexBase::NoFile => current.is_none(),
+            DvIndexBase::File(name) => current == Some(name.as_str()),
+        }
+    }
+}
+
+/// What one bucket contributes to a commit.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CommitIncrement {
+    /// The write's half: the APPEND snapshot.
+    pub data: DataIncrement,
+    /// The compaction's half: the COMPACT snapshot.
+    pub compact: CompactIncrement,
+    /// In deletion-vector mode: the bucket's index file this cycle started from.
+    pub dv_index_base: DvIndexBase,
     /// The first sequence number this cycle gave a written row (`None` when the cycle wrote none). The
     /// commit refuses the increment when the bucket holds a row from another writer at or above it: this
     /// writer's rows would then sort below rows that committed earlier, and be shadowed by them.
@@ -31,11 +106,20 @@ pub struct CommitIncrement {
 impl CommitIncrement {
     /// Whether nothing changed.
     pub fn is_empty(&self) -> bool {
-        self.new_files.is_empty()
-            && self.compact_before.is_empty()
-            && self.compact_after.is_empty()
-            && self.new_index_files.is_empty()
-            && self.changelog_files.is_empty()
-            && self.compact_changelog_files.is_empty()
+        self.data.is_empty() && self.compact.is_empty()
+    }
+}
+
+/// The increment of new files only (messages built by hand: tools, tests).
+impl From<DataIncrement> for CommitIncrement {
+    fn from(data: DataIncrement) -> Self {
+        CommitIncrement { data, ..Default::default() }
+    }
+}
+
+/// The increment of a compaction only (messages built by hand: tools, tests).
+impl From<CompactIncrement> for CommitIncrement {
+    fn from(compact: CompactIncrement) -> Self {
+        CommitIncrement { compact, ..Default::default() }
     }
 }

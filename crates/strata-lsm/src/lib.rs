@@ -11,7 +11,7 @@ pub mod write_buffer;
 mod writer;
 
 pub use compact::{CompactUnit, UniversalCompaction};
-pub use increment::CommitIncrement;
+pub use increment::{CommitIncrement, CompactIncrement, DataIncrement, DvIndexBase};
 pub use levels::{LevelSortedRun, Levels};
 pub use lookup::{Bloom, KeyEncoder, LookupCacheOptions, LookupLevels};
 pub use options::WriterOptions;

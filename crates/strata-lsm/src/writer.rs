@@ -23,7 +23,7 @@ use crate::compact::job::{Applied, UnitJob};
 use crate::compact::pool::{compaction_pool, BackgroundJob, Polled};
 use crate::compact::{pick_force_up_level0, pick_full, CompactUnit, ForceUpMode};
 use crate::files::{remove_files, FileFactory};
-use crate::increment::CommitIncrement;
+use crate::increment::{CommitIncrement, DvIndexBase};
 use crate::levels::{LevelSortedRun, Levels};
 use crate::lookup::LookupLevels;
 use crate::options::WriterOptions;
@@ -230,12 +230,12 @@ impl MergeTreeWriter {
             }
         };
         self.buffer.clear();
-        self.increment.changelog_files.extend(changelog);
+        self.increment.data.changelog_files.extend(changelog);
         for f in &files {
             self.uncommitted.push(f.file_name.clone());
         }
         self.levels.update(&[], files.clone())?;
-        self.increment.new_files.extend(files);
+        self.increment.data.new_files.extend(files);
         Ok(())
     }
 
@@ -348,7 +348,7 @@ impl MergeTreeWriter {
     /// Applies a finished unit's changes in order; rewritten files are new and uncommitted.
     fn apply_all(&mut self, applied: Vec<Applied>) -> Result<()> {
         for a in applied {
-            self.increment.compact_changelog_files.extend(a.changelog);
+            self.increment.compact.changelog_files.extend(a.changelog);
             if !a.upgrade {
                 self.uncommitted.extend(a.after.iter().map(|f| f.file_name.clone()));
             }
@@ -387,23 +387,24 @@ impl MergeTreeWriter {
         self.lookup.forget(&before, upgrade)?;
         let same = |x: &DataFileMeta, f: &DataFileMeta| x.file_name == f.file_name && x.level == f.level;
         for f in before {
-            if self.increment.new_files.iter().any(|x| same(x, &f)) {
+            if self.increment.data.new_files.iter().any(|x| same(x, &f)) {
                 // Flushed in this cycle: it stays a new file, so the commit's APPEND snapshot adds it and
                 // streaming readers see the write, and its COMPACT snapshot deletes it again (Paimon's
                 // `MergeTreeWriter` keeps such a file in both `newFiles` and `compactBefore`). It stays on
                 // disk: the APPEND snapshot references it, expiration removes it later.
-                self.increment.compact_before.push(f);
-            } else if let Some(i) = self.increment.compact_after.iter().position(|x| same(x, &f)) {
+                self.increment.compact.compact_before.push(f);
+            } else if let Some(i) = self.increment.compact.compact_after.iter().position(|x| same(x, &f)) {
                 // An output of an earlier compaction of this cycle (or a file this cycle moved up a level),
                 // compacted again: it disappears from the commit. A rewritten output is an intermediate file
                 // no snapshot will ever name, so it goes from disk too; a moved file stays, since a snapshot
                 // names it at its old level (it is in `compact_before` or `new_files` under that name).
-                self.increment.compact_after.remove(i);
+                self.increment.compact.compact_after.remove(i);
                 let named_elsewhere = self
                     .increment
+                    .compact
                     .compact_before
                     .iter()
-                    .chain(&self.increment.new_files)
+                    .chain(&self.increment.data.new_files)
                     .chain(&after)
                     .any(|x| x.file_name == f.file_name);
                 if !named_elsewhere {
@@ -415,12 +416,12 @@ impl MergeTreeWriter {
                     }
                 }
             } else {
-                self.increment.compact_before.push(f);
+                self.increment.compact.compact_before.push(f);
             }
         }
         for a in after {
-            if !self.increment.compact_after.iter().any(|x| same(x, &a)) {
-                self.increment.compact_after.push(a);
+            if !self.increment.compact.compact_after.iter().any(|x| same(x, &a)) {
+                self.increment.compact.compact_after.push(a);
             }
         }
         Ok(())
@@ -503,8 +504,13 @@ impl MergeTreeWriter {
         // Taken only now: if writing the index failed, the increment stays for the next prepare to retry.
         let mut inc = std::mem::take(&mut self.increment);
         if let Some(flushed) = flushed {
-            inc.dv_index_base = Some(flushed.base);
-            inc.new_index_files.extend(flushed.new_file);
+            inc.dv_index_base = DvIndexBase::of(flushed.base.as_deref());
+            if let Some(change) = flushed.change {
+                // The maintainer knows which file the new one replaces: it travels with the message, so the
+                // commit removes exactly that file.
+                inc.compact.new_index_files.push(change.new_file);
+                inc.compact.deleted_index_files.extend(change.old_file);
+            }
         }
         inc.first_new_sequence = (self.next_seq > self.cycle_start_seq).then_some(self.cycle_start_seq);
         self.cycle_start_seq = self.next_seq;
@@ -525,8 +531,8 @@ impl Drop for MergeTreeWriter {
         let unclaimed: Vec<String> = self
             .uncommitted
             .iter()
-            .chain(self.increment.changelog_files.iter().map(|f| &f.file_name))
-            .chain(self.increment.compact_changelog_files.iter().map(|f| &f.file_name))
+            .chain(self.increment.data.changelog_files.iter().map(|f| &f.file_name))
+            .chain(self.increment.compact.changelog_files.iter().map(|f| &f.file_name))
             .map(|name| join(&self.bucket_dir, name))
             .collect();
         remove_files(&self.io, &unclaimed);
@@ -576,7 +582,7 @@ mod tests {
         let e0 = meta("e.parquet", 0, 6, 9);
         w.uncommitted.push(e0.file_name.clone());
         w.levels.update(&[], vec![e0.clone()]).unwrap();
-        w.increment.new_files.push(e0.clone());
+        w.increment.data.new_files.push(e0.clone());
         // Upgrade c to level 3, then compact c@3 and e@0 into d@3.
         let c3 = meta("c.parquet", 3, 0, 5);
         w.apply(vec![c0.clone()], vec![c3.clone()], true).unwrap();
@@ -584,9 +590,9 @@ mod tests {
         w.uncommitted.push(d3.file_name.clone());
         w.apply(vec![c3, e0.clone()], vec![d3.clone()], false).unwrap();
         let names = |v: &[DataFileMeta]| v.iter().map(|f| (f.file_name.clone(), f.level)).collect::<Vec<_>>();
-        assert_eq!(names(&w.increment.compact_before), names(&[c0, e0.clone()]));
-        assert_eq!(names(&w.increment.compact_after), names(&[d3]));
-        assert_eq!(names(&w.increment.new_files), names(&[e0]));
+        assert_eq!(names(&w.increment.compact.compact_before), names(&[c0, e0.clone()]));
+        assert_eq!(names(&w.increment.compact.compact_after), names(&[d3]));
+        assert_eq!(names(&w.increment.data.new_files), names(&[e0]));
         assert!(io.exists("/t/bucket-0/c.parquet").unwrap(), "the committed file was deleted");
         assert!(
             io.exists("/t/bucket-0/e.parquet").unwrap(),

@@ -114,7 +114,7 @@ impl Table {
                 ),
             ));
         }
-        crate::write::TableWriter::new(self, "strata-alter")?.compact(true)?;
+        crate::table_writer::TableWriter::new(self, "strata-alter")?.compact(true)?;
         let s = self.snapshot(None)?.ok_or_else(|| Error::invalid("alter", "snapshot vanished"))?;
         if !self.is_fully_compacted(&s)? {
             return Err(Error::Conflict { message: "the table changed during the full compaction; retry".into() });
@@ -145,5 +145,38 @@ impl Table {
             Err(e) => return Err(e),
         }
         Table::open(self.io().clone(), self.path())
+    }
+
+    /// Changes table options (a new schema version; none when nothing changes, and the table is returned
+    /// as it is). Unknown keys are refused ([`Table::alter_options_with_policy`] can keep them), and so are
+    /// changes that would make stored data read differently once the table has a snapshot
+    /// ([`strata_spec::option_rules`] lists them). Switching `deletion-vectors.enabled` either way needs a
+    /// fully compacted table: in deletion-vector mode readers skip merging, so stale copies of a key in other
+    /// levels would show up as duplicates (Paimon issue 5874). With `compact_if_needed`, a full compaction
+    /// under the current options is committed first; without it the change is refused.
+    pub fn alter_options(
+        &self,
+        set: &BTreeMap<String, String>,
+        unset: &[String],
+        compact_if_needed: bool,
+    ) -> Result<Table> {
+        self.alter_options_with_policy(set, unset, compact_if_needed, OptionPolicy::default())
+    }
+
+    /// [`Table::alter_options`], with `policy` deciding about unknown keys in `set`.
+    pub fn alter_options_with_policy(
+        &self,
+        set: &BTreeMap<String, String>,
+        unset: &[String],
+        compact_if_needed: bool,
+        policy: OptionPolicy,
+    ) -> Result<Table> {
+        self.alter(&AlterTable {
+            set: set.clone(),
+            unset: unset.to_vec(),
+            columns: Vec::new(),
+            compact_if_needed,
+            policy,
+        })
     }
 }

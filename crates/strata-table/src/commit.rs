@@ -22,8 +22,8 @@ use strata_io::FileIO;
 use strata_spec::binary_row::compare_rows;
 use strata_spec::snapshot::SNAPSHOT_VERSION;
 use strata_spec::{
-    BinaryRow, CommitKind, DataFileMeta, DataType, Datum, Error, FileKind, IndexManifestEntry, ManifestEntry,
-    ManifestFileMeta, Result, Snapshot,
+    BinaryRow, CommitKind, DataFileMeta, DataType, Datum, Error, FileKind, IndexFileMeta, IndexManifestEntry,
+    ManifestEntry, ManifestFileMeta, Result, Snapshot,
 };
 
 pub use crate::commit_message::{AbsorbedFiles, CommitMessage};
@@ -36,36 +36,6 @@ pub const WRITER_VERSION: &str = concat!("strata-", env!("CARGO_PKG_VERSION"));
 /// When the base manifest list names more files than this, the commit rewrites them into a compact set
 /// (Paimon's `manifest.merge-min-count`, default 30).
 pub const MANIFEST_MERGE_MIN_COUNT: usize = 30;
-
-/// Commit order is the order readers see: a message's new rows must sort above every row its bucket holds.
-/// A writer numbers rows from the bucket's largest sequence number when it began; if another writer
-/// committed rows to the bucket since, their numbers can be as high or higher, and a reader merging by
-/// sequence number would let the earlier commit shadow this later one. Nothing but a rewrite of this
-/// writer's files could fix that, so it is a conflict: the caller discards the message's files and writes
-/// again on the new snapshot.
-fn check_sequence_order(live: &LiveFiles, c: &Committable) -> Result<()> {
-    if c.messages.iter().all(|m| m.first_new_sequence.is_none()) {
-        return Ok(());
-    }
-    // One pass over the live files, not one per message.
-    let mut bucket_max: std::collections::HashMap<(&BinaryRow, i32), i64> = std::collections::HashMap::new();
-    for e in live.values() {
-        let max = bucket_max.entry((&e.partition, e.bucket)).or_insert(i64::MIN);
-        *max = (*max).max(e.file.max_sequence_number);
-    }
-    for m in &c.messages {
-        let Some(first) = m.first_new_sequence else { continue };
-        if let Some(&max) = bucket_max.get(&(&m.partition, m.bucket)).filter(|&&max| max >= first) {
-            return Err(Error::Conflict {
-                message: format!(
-                    "bucket {} received rows from another writer (sequence numbers up to {max}) since this writer began numbering its rows at {first}; committing would let those earlier rows shadow these, so nothing was committed: write again on the latest snapshot",
-                    m.bucket
-                ),
-            });
-        }
-    }
-    Ok(())
-}
 
 /// A set of messages committed together under one identifier.
 #[derive(Debug, Clone, Default)]
@@ -311,13 +281,13 @@ impl FileStoreCommit {
                 None => LiveFiles::new(),
             };
             self.check_conflicts(&live, c, &delta)?;
-            self.check_dv_conflicts(latest.as_ref(), c)?;
-            if c.messages.iter().any(|m| m.expected_hash_index.is_some()) {
+            if c.messages.iter().any(crate::commit_check::checks_index) {
                 let entries = match &latest {
                     Some(s) => self.manifests.index_entries(s)?,
                     None => Vec::new(),
                 };
-                crate::dynamic_bucket::check_unchanged(&entries, c)?;
+                crate::commit_check::index_unchanged(&entries, &c.messages)?;
+                crate::commit_check::hash_index_unchanged(&entries, &c.messages)?;
             }
 
             let mut written = Vec::new();
@@ -433,9 +403,10 @@ impl FileStoreCommit {
                 total_buckets: m.total_buckets,
                 file: file.clone(),
             };
-            out.extend(m.new_files.iter().map(|f| entry(FileKind::Add, f)));
-            out.extend(m.compact_before.iter().map(|f| entry(FileKind::Delete, f)));
-            out.extend(m.compact_after.iter().map(|f| entry(FileKind::Add, f)));
+            let (data, compact) = (&m.increment.data, &m.increment.compact);
+            out.extend(data.new_files.iter().map(|f| entry(FileKind::Add, f)));
+            out.extend(compact.compact_before.iter().map(|f| entry(FileKind::Delete, f)));
+            out.extend(compact.compact_after.iter().map(|f| entry(FileKind::Add, f)));
         }
         out
     }
@@ -467,7 +438,7 @@ impl FileStoreCommit {
                 }
             }
         }
-        check_sequence_order(live, c)?;
+        crate::commit_check::sequence_order(live, &c.messages)?;
         if self.key_types.is_empty() {
             return Ok(());
         }
@@ -495,45 +466,6 @@ impl FileStoreCommit {
                         message: format!(
                             "LSM conflict: at level {level} of bucket {bucket}, the key ranges of {} and {} overlap",
                             pair[0].file, pair[1].file
-                        ),
-                    });
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Deletion vectors: a writer's bucket index must still be the one it worked from.
-    fn check_dv_conflicts(&self, latest: Option<&Snapshot>, c: &Committable) -> Result<()> {
-        let relevant: Vec<&CommitMessage> = c
-            .messages
-            .iter()
-            .filter(|m| {
-                m.expected_dv_index.is_some() && (!m.compact_before.is_empty() || !m.new_index_files.is_empty())
-            })
-            .collect();
-        if relevant.is_empty() {
-            return Ok(());
-        }
-        let entries = match latest {
-            Some(s) => self.manifests.index_entries(s)?,
-            None => Vec::new(),
-        };
-        for m in relevant {
-            let current = entries
-                .iter()
-                .find(|e| {
-                    e.partition == m.partition
-                        && e.bucket == m.bucket
-                        && e.index_file.index_type == strata_spec::index_file_meta::DELETION_VECTORS_INDEX
-                })
-                .map(|e| e.index_file.file_name.clone());
-            if let Some(expected) = &m.expected_dv_index {
-                if &current != expected {
-                    return Err(Error::Conflict {
-                        message: format!(
-                            "the deletion vectors of bucket {} changed concurrently (index {:?}, this writer started from {:?}); reopen the writer and retry",
-                            m.bucket, current, expected
                         ),
                     });
                 }
@@ -573,12 +505,14 @@ impl FileStoreCommit {
             .messages
             .iter()
             .flat_map(|m| {
-                m.changelog_files.iter().chain(&m.compact_changelog_files).map(move |f| ManifestEntry {
-                    kind: FileKind::Add,
-                    partition: m.partition.clone(),
-                    bucket: m.bucket,
-                    total_buckets: m.total_buckets,
-                    file: f.clone(),
+                m.increment.data.changelog_files.iter().chain(&m.increment.compact.changelog_files).map(move |f| {
+                    ManifestEntry {
+                        kind: FileKind::Add,
+                        partition: m.partition.clone(),
+                        bucket: m.bucket,
+                        total_buckets: m.total_buckets,
+                        file: f.clone(),
+                    }
                 })
             })
             .collect();
@@ -630,7 +564,10 @@ impl FileStoreCommit {
         c: &Committable,
         written: &mut Vec<String>,
     ) -> Result<Option<String>> {
-        let has_changes = c.messages.iter().any(|m| !m.new_index_files.is_empty() || !m.deleted_index_files.is_empty());
+        let has_changes = c.messages.iter().any(|m| {
+            let (new, deleted) = index_changes(m);
+            !new.is_empty() || !deleted.is_empty()
+        });
         let previous = latest.and_then(|s| s.index_manifest.clone());
         if !has_changes {
             return Ok(previous);
@@ -640,14 +577,16 @@ impl FileStoreCommit {
             None => Vec::new(),
         };
         for m in &c.messages {
-            let deleted: HashSet<&str> = m.deleted_index_files.iter().map(|f| f.file_name.as_str()).collect();
-            let replaced_types: HashSet<&str> = m.new_index_files.iter().map(|f| f.index_type.as_str()).collect();
+            let (new, deleted) = index_changes(m);
+            let deleted: HashSet<&str> = deleted.iter().map(|f| f.file_name.as_str()).collect();
+            let replaced_types: HashSet<&str> = new.iter().map(|f| f.index_type.as_str()).collect();
             entries.retain(|e| {
                 let same_bucket = e.partition == m.partition && e.bucket == m.bucket;
-                !(deleted.contains(e.index_file.file_name.as_str())
-                    || same_bucket && replaced_types.contains(e.index_file.index_type.as_str()))
+                let replaced = deleted.contains(e.index_file.file_name.as_str())
+                    || replaced_types.contains(e.index_file.index_type.as_str());
+                !(same_bucket && replaced)
             });
-            entries.extend(m.new_index_files.iter().map(|f| IndexManifestEntry {
+            entries.extend(new.into_iter().map(|f| IndexManifestEntry {
                 kind: FileKind::Add,
                 partition: m.partition.clone(),
                 bucket: m.bucket,
@@ -667,6 +606,15 @@ impl FileStoreCommit {
             }
         }
     }
+}
+
+/// A message's index files, of both halves: (new, deleted).
+fn index_changes(m: &CommitMessage) -> (Vec<&IndexFileMeta>, Vec<&IndexFileMeta>) {
+    let (data, compact) = (&m.increment.data, &m.increment.compact);
+    (
+        data.new_index_files.iter().chain(&compact.new_index_files).collect(),
+        data.deleted_index_files.iter().chain(&compact.deleted_index_files).collect(),
+    )
 }
 
 /// Milliseconds since the epoch.

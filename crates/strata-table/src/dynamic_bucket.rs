@@ -16,7 +16,7 @@
 //! other's hashes when both rewrite a bucket's file (Paimon allows one writing job per dynamic table). So a
 //! commit message that carries a new hash index file also carries the partition's hash index files its
 //! assignments were based on, and the commit refuses it, as a retryable conflict, when the latest snapshot
-//! lists others ([`check_unchanged`]).
+//! lists others (`crate::commit_check::hash_index_unchanged`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -25,14 +25,11 @@ use strata_spec::hash_index_file;
 use strata_spec::index_file_meta::HASH_INDEX;
 use strata_spec::{BinaryRow, CoreOptions, Error, IndexFileMeta, IndexManifestEntry, Result};
 
-use crate::commit::Committable;
+use crate::commit_message::HashIndexListing;
 use crate::table::Table;
 
 /// The largest bucket id Paimon's assigner hands out (Java keeps bucket ids as `short`).
 const MAX_BUCKET_ID: i32 = i16::MAX as i32 - 1;
-
-/// A partition's hash index files: (bucket, file name), by bucket.
-pub type HashIndexListing = Vec<(i32, String)>;
 
 /// `BucketAssigner.computeAssigner(partitionHash, keyHash, k, k)`: which of k assigners takes a new key.
 pub fn assigner_of(partition_hash: i32, key_hash: i32, assigners: i32) -> i32 {
@@ -287,29 +284,6 @@ impl DynamicBuckets {
         index.handed_over.insert(bucket, name.clone());
         Ok(Some((hash_index_file::index_file_meta(name, hashes.len()), PartitionIndex::listing(&index.committed))))
     }
-}
-
-/// Refuses a commit whose new hash index files were computed from hash index files of their partition that
-/// the latest snapshot (`entries`: its index manifest) no longer lists: another writer assigned keys there
-/// since, and committing could put a key in two buckets or drop that writer's hashes.
-pub fn check_unchanged(entries: &[IndexManifestEntry], c: &Committable) -> Result<()> {
-    for m in &c.messages {
-        let Some(expected) = &m.expected_hash_index else { continue };
-        let mut current: HashIndexListing = entries
-            .iter()
-            .filter(|e| e.partition == m.partition && e.index_file.index_type == HASH_INDEX)
-            .map(|e| (e.bucket, e.index_file.file_name.clone()))
-            .collect();
-        current.sort();
-        if &current != expected {
-            return Err(Error::Conflict {
-                message: format!(
-                    "another writer assigned keys to dynamic buckets of this partition since this writer began (hash index files {current:?}, this writer's new keys were placed by {expected:?}); nothing was committed: write again on the latest snapshot"
-                ),
-            });
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ use strata_spec::snapshot::CommitKind;
 use strata_spec::{DataType, Error, ErrorKind, FileKind, ManifestEntry, Result, Snapshot};
 
 use crate::read::ReadBuilder;
-use crate::scan::{data_file_path, ScanResult};
+use crate::read::ScanResult;
 use crate::table::Table;
 
 /// The leading column of incremental and streaming reads: the row's kind as Paimon's short string.
@@ -378,7 +378,7 @@ impl ChangeReader {
             tracing::info_span!("read_changes", snapshot = changes.snapshot, files = changes.files.len()).entered();
         let table = self.rb.table();
         let tasks: Vec<(String, &ManifestEntry)> =
-            changes.files.iter().map(|e| Ok((data_file_path(table, e)?, e))).collect::<Result<_>>()?;
+            changes.files.iter().map(|e| Ok((table.data_file_path(e)?, e))).collect::<Result<_>>()?;
         let results: Mutex<Vec<(usize, Vec<RecordBatch>)>> = Mutex::new(Vec::new());
         let first_error: Mutex<Option<Error>> = Mutex::new(None);
         let next = AtomicUsize::new(0);

@@ -11,11 +11,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 use strata_io::FileStatus;
-use strata_spec::{Error, FileKind, Result, Snapshot};
+use strata_spec::{Error, FileKind, Result};
 
 use crate::commit::now_millis;
 use crate::paths::escape_path_name;
-use crate::scan::data_file_path;
+use crate::references::{references, refuse_unread_references, References};
 use crate::table::Table;
 use crate::tag::tagged_snapshots;
 
@@ -63,100 +63,17 @@ pub struct MaintenanceReport {
     pub dry_run: bool,
 }
 
-/// Every file a snapshot references: data files (paths), index files (names), metadata files (names).
-#[derive(Debug, Default)]
-pub(crate) struct References {
-    pub(crate) data: BTreeSet<String>,
-    pub(crate) index: BTreeSet<String>,
-    pub(crate) meta: BTreeSet<String>,
-}
-
-impl References {
-    /// Adds everything `other` references.
-    pub(crate) fn extend(&mut self, other: References) {
-        self.data.extend(other.data);
-        self.index.extend(other.index);
-        self.meta.extend(other.meta);
-    }
-
-    /// Adds what the tags' snapshots reference (tags pin their files after the snapshots expire), skipping
-    /// tagged snapshots already in `seen` (id and base manifest list) and adding the others to it.
-    fn extend_with_tags(
-        &mut self,
-        table: &Table,
-        cache: &mut HashMap<String, Vec<String>>,
-        seen: &mut BTreeSet<(i64, String)>,
-    ) -> Result<()> {
-        for tag in tagged_snapshots(table)? {
-            if seen.insert((tag.id, tag.base_manifest_list.clone())) {
-                self.extend(references(table, &tag, cache)?);
-            }
-        }
-        Ok(())
-    }
-
-    /// The file names of the referenced data files (and their extra files).
-    fn data_names(&self) -> BTreeSet<String> {
-        self.data.iter().map(|p| p.rsplit('/').next().unwrap_or(p.as_str()).to_string()).collect()
-    }
-}
-
-/// What snapshot `s` references (`manifests_cache`: manifest names by manifest list, shared across calls).
-pub(crate) fn references(
+/// Adds to `refs` what the tags' snapshots reference (tags pin their files after the snapshots expire),
+/// skipping tagged snapshots already in `seen` (id and base manifest list) and adding the others to it.
+fn extend_with_tags(
+    refs: &mut References,
     table: &Table,
-    s: &Snapshot,
-    manifests_cache: &mut HashMap<String, Vec<String>>,
-) -> Result<References> {
-    let store = table.manifest_store()?;
-    let mut r = References::default();
-    for list in [Some(&s.base_manifest_list), Some(&s.delta_manifest_list), s.changelog_manifest_list.as_ref()]
-        .into_iter()
-        .flatten()
-    {
-        r.meta.insert(list.clone());
-        let names = match manifests_cache.get(list) {
-            Some(n) => n.clone(),
-            None => {
-                let n: Vec<String> = store.read_manifest_list(list)?.into_iter().map(|m| m.file_name).collect();
-                manifests_cache.insert(list.clone(), n.clone());
-                n
-            }
-        };
-        r.meta.extend(names);
-    }
-    if let Some(im) = &s.index_manifest {
-        r.meta.insert(im.clone());
-        for e in table.index_files(s)? {
-            r.index.insert(e.index_file.file_name);
-        }
-    }
-    for e in table.live_files(s)? {
-        let path = data_file_path(table, &e)?;
-        // Extra files (a file index beside its data file) live and die with it.
-        for extra in &e.file.extra_files {
-            r.data.insert(strata_io::join(strata_io::parent(&path), extra));
-        }
-        r.data.insert(path);
-    }
-    for e in table.changelog_files(s)? {
-        r.data.insert(data_file_path(table, &e)?);
-    }
-    Ok(r)
-}
-
-/// Branches (`branch/branch-<name>/`, with snapshots and tags of their own) and decoupled changelogs
-/// (`changelog/changelog-N`, kept past their snapshots) share the table's manifests and data files. Strata's
-/// maintenance does not read them yet, so it refuses to run where they exist rather than delete what only
-/// they reference.
-pub(crate) fn refuse_unread_references(table: &Table) -> Result<()> {
-    for dir in ["branch", "changelog"] {
-        let path = strata_io::join(table.path(), dir);
-        if let Some(f) = table.io().list(&path)?.first() {
-            return Err(Error::unsupported(format!(
-                "maintenance of a table with {dir} metadata ({}): Strata does not read it yet, and deleting what \
-                 only it references would break it",
-                f.path
-            )));
+    cache: &mut HashMap<String, Vec<String>>,
+    seen: &mut BTreeSet<(i64, String)>,
+) -> Result<()> {
+    for tag in tagged_snapshots(table)? {
+        if seen.insert((tag.id, tag.base_manifest_list.clone())) {
+            refs.extend(references(table, &tag, cache)?);
         }
     }
     Ok(())
@@ -213,7 +130,7 @@ pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<Maintenan
                 all.data = r.data;
             }
         }
-        all.extend_with_tags(table, &mut cache, &mut tags_seen)?;
+        extend_with_tags(&mut all, table, &mut cache, &mut tags_seen)?;
         all
     };
     // Data files whose DELETE was committed in (earliest, first retained] and that the first retained
@@ -225,7 +142,7 @@ pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<Maintenan
         for m in store.read_manifest_list(&s.delta_manifest_list)? {
             for e in store.read_manifest(&m.file_name)? {
                 if e.kind == FileKind::Delete {
-                    let path = data_file_path(table, &e)?;
+                    let path = table.data_file_path(&e)?;
                     if !retained_refs.data.contains(&path) {
                         data.insert(path);
                     }
@@ -236,7 +153,7 @@ pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<Maintenan
     // A snapshot's changelog files are its own: they go with it.
     for s in &expired {
         for e in table.changelog_files(s)? {
-            let path = data_file_path(table, &e)?;
+            let path = table.data_file_path(&e)?;
             if !retained_refs.data.contains(&path) {
                 data.insert(path);
             }
@@ -265,7 +182,7 @@ pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<Maintenan
     // A tag created meanwhile, on a snapshot that still existed once the tag was written (what `create_tag`
     // checks), must keep its files: look at the tags again now that the snapshots are gone.
     let mut late = References::default();
-    late.extend_with_tags(table, &mut cache, &mut tags_seen)?;
+    extend_with_tags(&mut late, table, &mut cache, &mut tags_seen)?;
     report.data_files.retain(|p| !late.data.contains(p));
     report.index_files.retain(|n| !late.index.contains(n));
     report.manifests.retain(|n| !late.meta.contains(n));
@@ -439,7 +356,7 @@ pub fn remove_orphan_files(table: &Table, older_than: Duration, dry_run: bool) -
     };
     let ids = sm.list_ids()?;
     let mut refs = referenced(&ids)?;
-    refs.extend_with_tags(table, &mut HashMap::new(), &mut BTreeSet::new())?;
+    extend_with_tags(&mut refs, table, &mut HashMap::new(), &mut BTreeSet::new())?;
     let data_names = refs.data_names();
     let mut candidates: Vec<(FileStatus, Area)> = files
         .into_iter()

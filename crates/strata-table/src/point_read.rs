@@ -13,7 +13,6 @@ use strata_spec::bucket::bucket_of;
 use strata_spec::{BinaryRow, DataType, Datum, Error, Result};
 
 use crate::read::ReadBuilder;
-use crate::scan::data_file_path;
 use crate::table::Table;
 
 /// Where a primary key lives: its partition, bucket, and the key as the files hold it (the primary-key
@@ -119,7 +118,7 @@ pub fn get(table: &Table, key: &[Option<Datum>], snapshot: Option<i64>) -> Resul
             Some(d) => Some(Arc::from(d.read(table.io().as_ref())?)),
             None => None,
         };
-        candidates.push(layout.file_ref(data_file_path(table, &e)?, e.file, dv)?);
+        candidates.push(layout.file_ref(table.data_file_path(&e)?, e.file, dv)?);
     }
     // Each candidate file filtered to the key (row groups pruned by the key columns' statistics) is a run.
     let key_pred = Predicate::And(

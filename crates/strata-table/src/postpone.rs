@@ -141,7 +141,7 @@ pub(crate) fn read_postponed(
         (VALUE_KIND.to_string(), DataType::not_null(TypeRoot::TinyInt)),
     ];
     columns.extend(layout.value_fields.iter().map(|f| (f.name.clone(), f.data_type)));
-    let path = crate::scan::data_file_path(table, e)?;
+    let path = table.data_file_path(e)?;
     let _span = tracing::debug_span!("read_postponed", path, rows = e.file.row_count).entered();
     let file = layout.file_ref(path.clone(), e.file.clone(), None)?;
     for batch in open_data_file(table.io().as_ref(), &file, columns, false, REPLAY_BATCH_ROWS)? {
@@ -166,16 +166,17 @@ pub(crate) fn read_postponed(
 /// moved rows were flushed to become compaction outputs; those the same compaction already replaced are
 /// nobody's and are removed (best effort: an orphan at worst).
 pub(crate) fn as_compaction(table: &Table, m: &mut crate::commit::CommitMessage) {
-    if m.bucket < 0 || m.new_files.is_empty() && m.changelog_files.is_empty() {
+    let inc = &mut m.increment;
+    if m.bucket < 0 || inc.data.new_files.is_empty() && inc.data.changelog_files.is_empty() {
         return;
     }
-    let replaced: HashSet<String> = m.compact_before.iter().map(|f| f.file_name.clone()).collect();
+    let replaced: HashSet<String> = inc.compact.compact_before.iter().map(|f| f.file_name.clone()).collect();
     let (intermediate, kept): (Vec<_>, Vec<_>) =
-        std::mem::take(&mut m.new_files).into_iter().partition(|f| replaced.contains(&f.file_name));
-    m.compact_before.retain(|f| !intermediate.iter().any(|x| x.file_name == f.file_name));
-    m.compact_after.extend(kept);
-    m.compact_changelog_files.append(&mut m.changelog_files);
-    m.first_new_sequence = None;
+        std::mem::take(&mut inc.data.new_files).into_iter().partition(|f| replaced.contains(&f.file_name));
+    inc.compact.compact_before.retain(|f| !intermediate.iter().any(|x| x.file_name == f.file_name));
+    inc.compact.compact_after.extend(kept);
+    inc.compact.changelog_files.append(&mut inc.data.changelog_files);
+    inc.first_new_sequence = None;
     let fields = table.schema().partition_fields().unwrap_or_default();
     let default_name = table.schema().core_options().partition_default_name().to_string();
     let Ok(partition) = crate::paths::partition_path(&m.partition, &fields, &default_name) else { return };
@@ -240,12 +241,9 @@ mod tests {
         // Committed c, b, a (names sort the other way); a's creation time is the earliest of all.
         for (i, (name, created)) in [("c", 5000), ("b", 5000), ("a", 1000)].into_iter().enumerate() {
             let e = named(POSTPONE_BUCKET, POSTPONE_BUCKET, 1, 1, name, Some(created));
-            let message = crate::commit::CommitMessage {
-                bucket: POSTPONE_BUCKET,
-                total_buckets: POSTPONE_BUCKET,
-                new_files: vec![e.file],
-                ..Default::default()
-            };
+            let data = strata_lsm::DataIncrement { new_files: vec![e.file], ..Default::default() };
+            let message =
+                crate::commit::CommitMessage::new(BinaryRow::empty(), POSTPONE_BUCKET, POSTPONE_BUCKET, data.into());
             let c =
                 crate::commit::Committable { identifier: i as i64 + 1, messages: vec![message], ..Default::default() };
             table.new_commit("u").unwrap().commit(&c).unwrap();

@@ -1,7 +1,7 @@
 //! Repeated point lookups through local lookup files (Paimon's `LocalTableQuery`, the store behind Flink's
 //! lookup joins).
 //!
-//! [`read::get`](crate::read::get) answers one lookup from the remote files: it reads the snapshot's
+//! [`get`](crate::get) answers one lookup from the remote files: it reads the snapshot's
 //! metadata and decodes a page of every column of each candidate file, tens of milliseconds per key. A
 //! [`TableQuery`] pays for a file once instead: the first lookup that lands in a data file reads it whole
 //! and writes it to a local Arrow IPC file in small blocks (lz4 by default), keeping the file's keys (arrow-row
@@ -41,8 +41,7 @@ use strata_format::KeyValueLayout;
 use strata_lsm::{Bloom, KeyEncoder, LookupCacheOptions};
 use strata_spec::{DataFileMeta, Datum, Error, Result, Snapshot};
 
-use crate::read::{in_bucket, merge_copies, route_key, RoutedKey};
-use crate::scan::data_file_path;
+use crate::point_read::{in_bucket, merge_copies, route_key, RoutedKey};
 use crate::table::{DeletionFile, Table};
 
 /// Rows per block of a local lookup file: a lookup decodes one block.
@@ -152,7 +151,7 @@ impl View {
             }
             let deletion_files_key = (e.partition.clone(), e.bucket, e.file.file_name.clone());
             buckets.entry((e.partition.serialize(), e.bucket)).or_default().push(Candidate {
-                path: data_file_path(&self.table, e)?,
+                path: self.table.data_file_path(e)?,
                 min: self.keys.encode_row(&e.file.min_key)?,
                 max: self.keys.encode_row(&e.file.max_key)?,
                 meta: e.file.clone(),
@@ -604,7 +603,7 @@ fn read_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::write::TableWriter;
+    use crate::table_writer::TableWriter;
     use strata_io::{FileIO, LocalFileIO};
     use strata_spec::{DataType, TableSchema};
 

@@ -17,8 +17,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 use strata_spec::{Error, ErrorKind, FileKind, Result, Snapshot};
 
-use crate::maintenance::{references, refuse_unread_references, References};
-use crate::scan::data_file_path;
+use crate::references::{references, refuse_unread_references, References};
 use crate::table::Table;
 use crate::tag::Tag;
 
@@ -173,7 +172,7 @@ fn introduced(table: &Table, s: &Snapshot, cache: &mut HashMap<String, Vec<Strin
     }
     for m in store.read_manifest_list(&s.delta_manifest_list)? {
         for e in store.read_manifest(&m.file_name)?.into_iter().filter(|e| e.kind == FileKind::Add) {
-            let path = data_file_path(table, &e)?;
+            let path = table.data_file_path(&e)?;
             for extra in &e.file.extra_files {
                 r.data.insert(strata_io::join(strata_io::parent(&path), extra));
             }
@@ -181,7 +180,7 @@ fn introduced(table: &Table, s: &Snapshot, cache: &mut HashMap<String, Vec<Strin
         }
     }
     for e in table.changelog_files(s)? {
-        r.data.insert(data_file_path(table, &e)?);
+        r.data.insert(table.data_file_path(&e)?);
     }
     if let Some(im) = &s.index_manifest {
         r.meta.insert(im.clone());

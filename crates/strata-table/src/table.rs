@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use strata_dv::BucketedDvMaintainer;
-use strata_io::FileIO;
+use strata_io::{join, FileIO};
 use strata_spec::file_name::external_path_within;
 use strata_spec::index_file_meta::DELETION_VECTORS_INDEX;
 use strata_spec::option_rules;
@@ -19,7 +19,7 @@ use crate::commit::{FileStoreCommit, RetryPolicy};
 /// Paimon's option naming the roots under which data files may live outside the table.
 pub const EXTERNAL_PATHS_OPTION: &str = "data-file.external-paths";
 use crate::manifest_io::ManifestStore;
-use crate::paths::PathFactory;
+use crate::paths::{partition_path, PathFactory};
 use crate::schema_manager::{SchemaHistoryCache, SchemaManager};
 use crate::snapshot_manager::SnapshotManager;
 use strata_format::KeyValueLayout;
@@ -327,6 +327,20 @@ impl Table {
         BucketedDvMaintainer::restore(self.io.as_ref(), index_file.as_ref().zip(path.as_deref()), bitmap64)
     }
 
+    /// The data file path of a manifest entry: under the bucket directory by its name (checked to be a plain
+    /// name when the manifest was decoded), or at its external path when that lies under one of the roots of
+    /// `data-file.external-paths`. Scans, lookups, compactions, expiration and orphan cleanup all resolve data
+    /// files here, so no metadata can make any of them read or delete a file outside the table's roots.
+    pub fn data_file_path(&self, e: &ManifestEntry) -> Result<String> {
+        if let Some(p) = &e.file.external_path {
+            return external_path_within(p, self.external_path_roots(), "data file _EXTERNAL_PATH")
+                .map_err(|err| err.in_file(&format!("manifest entry of {}", e.file.file_name)));
+        }
+        let fields = self.schema().partition_fields()?;
+        let part = partition_path(&e.partition, &fields, self.schema().core_options().partition_default_name())?;
+        Ok(join(&self.path_factory().bucket_dir(&part, e.bucket), &e.file.file_name))
+    }
+
     /// Where an index file is: under `index/` by its name, or at its external path when that lies under one of
     /// the roots of `data-file.external-paths` (anything else is a corrupt-table error).
     pub fn index_file_path(&self, f: &IndexFileMeta) -> Result<String> {
@@ -517,38 +531,5 @@ impl Table {
             return Ok(false);
         }
         Ok(self.deletion_files(snapshot)?.is_empty())
-    }
-
-    /// Changes table options (a new schema version; none when nothing changes, and the table is returned
-    /// as it is). Unknown keys are refused ([`Table::alter_options_with_policy`] can keep them), and so are
-    /// changes that would make stored data read differently once the table has a snapshot
-    /// ([`strata_spec::option_rules`] lists them). Switching `deletion-vectors.enabled` either way needs a
-    /// fully compacted table: in deletion-vector mode readers skip merging, so stale copies of a key in other
-    /// levels would show up as duplicates (Paimon issue 5874). With `compact_if_needed`, a full compaction
-    /// under the current options is committed first; without it the change is refused.
-    pub fn alter_options(
-        &self,
-        set: &BTreeMap<String, String>,
-        unset: &[String],
-        compact_if_needed: bool,
-    ) -> Result<Table> {
-        self.alter_options_with_policy(set, unset, compact_if_needed, OptionPolicy::default())
-    }
-
-    /// [`Table::alter_options`], with `policy` deciding about unknown keys in `set`.
-    pub fn alter_options_with_policy(
-        &self,
-        set: &BTreeMap<String, String>,
-        unset: &[String],
-        compact_if_needed: bool,
-        policy: OptionPolicy,
-    ) -> Result<Table> {
-        self.alter(&crate::alter::AlterTable {
-            set: set.clone(),
-            unset: unset.to_vec(),
-            columns: Vec::new(),
-            compact_if_needed,
-            policy,
-        })
     }
 }

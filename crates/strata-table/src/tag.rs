@@ -22,7 +22,7 @@ use serde_json::Value;
 use strata_io::{join, FileIO};
 use strata_spec::{Error, ErrorKind, Result, Snapshot};
 
-use crate::maintenance::{references, References};
+use crate::references::{references, References};
 use crate::table::Table;
 
 /// The tag directory, under the table directory.
@@ -389,7 +389,7 @@ fn reclaim_plan(table: &Table, tag: &Tag) -> std::result::Result<References, Opt
         Ok(_) => return Err(None),
         Err(e) => return Err(Some(format!("the snapshots could not be listed ({e})"))),
     };
-    if let Err(e) = crate::maintenance::refuse_unread_references(table) {
+    if let Err(e) = crate::references::refuse_unread_references(table) {
         return Err(Some(e.to_string()));
     }
     let others = match table.tag_manager().list() {

@@ -20,8 +20,6 @@ use crate::dynamic_bucket::DynamicBuckets;
 use crate::paths::partition_path;
 use crate::table::Table;
 
-pub use crate::table_writer::{compaction_increments, uncommitted_messages, TableWriter};
-
 /// The base snapshot's live files by (serialized partition, bucket).
 type LiveByBucket = BTreeMap<(Vec<u8>, i32), Vec<ManifestEntry>>;
 
@@ -407,6 +405,8 @@ impl TableWrite {
                     total_buckets: e.total_buckets,
                     ..Default::default()
                 })
+                .increment
+                .compact
                 .compact_before
                 .push(e.file);
         }
@@ -490,13 +490,14 @@ impl TableWrite {
             else {
                 continue;
             };
-            for old in m.new_index_files.iter().filter(|f| f.index_type == HASH_INDEX) {
+            let index_files = &mut m.increment.data.new_index_files;
+            for old in index_files.iter().filter(|f| f.index_type == HASH_INDEX) {
                 if let Err(e) = self.table.io().delete(&paths.index_path(&old.file_name)) {
                     tracing::warn!(file = old.file_name, error = %e, "cannot remove a replaced hash index file");
                 }
             }
-            m.new_index_files.retain(|f| f.index_type != HASH_INDEX);
-            m.new_index_files.push(file);
+            index_files.retain(|f| f.index_type != HASH_INDEX);
+            index_files.push(file);
             m.expected_hash_index.get_or_insert(based_on);
         }
         Ok(())
@@ -539,21 +540,7 @@ impl TableWrite {
                                 }
                             };
                             if !inc.is_empty() {
-                                out.push(CommitMessage {
-                                    partition: partition.clone(),
-                                    bucket: w.bucket(),
-                                    total_buckets: *total_buckets,
-                                    new_files: inc.new_files,
-                                    compact_before: inc.compact_before,
-                                    compact_after: inc.compact_after,
-                                    new_index_files: inc.new_index_files,
-                                    deleted_index_files: Vec::new(),
-                                    expected_dv_index: inc.dv_index_base,
-                                    changelog_files: inc.changelog_files,
-                                    compact_changelog_files: inc.compact_changelog_files,
-                                    first_new_sequence: inc.first_new_sequence,
-                                    expected_hash_index: None,
-                                });
+                                out.push(CommitMessage::new(partition.clone(), w.bucket(), *total_buckets, inc));
                             }
                         }
                         (out, failed)
@@ -600,19 +587,21 @@ impl TableWrite {
             let named = |v: &[strata_spec::DataFileMeta], f: &strata_spec::DataFileMeta| {
                 v.iter().any(|b| b.file_name == f.file_name)
             };
-            let ours = |f: &&strata_spec::DataFileMeta| !named(&m.compact_before, f) || named(&m.new_files, f);
-            let data = m
+            let (new, compact) = (&m.increment.data, &m.increment.compact);
+            let ours = |f: &&strata_spec::DataFileMeta| !named(&compact.compact_before, f) || named(&new.new_files, f);
+            let data = new
                 .new_files
                 .iter()
-                .chain(&m.changelog_files)
-                .chain(&m.compact_changelog_files)
-                .chain(m.compact_after.iter().filter(ours));
+                .chain(&new.changelog_files)
+                .chain(&compact.changelog_files)
+                .chain(compact.compact_after.iter().filter(ours));
             let unreferenced = |name: &String| !referenced.contains(name);
             let mut paths: Vec<String> =
                 data.map(|f| &f.file_name).filter(|n| unreferenced(n)).map(|n| strata_io::join(&dir, n)).collect();
             paths.extend(
-                m.new_index_files
+                new.new_index_files
                     .iter()
+                    .chain(&compact.new_index_files)
                     .filter(|f| unreferenced(&f.file_name))
                     .filter_map(|f| self.table.index_file_path(f).ok()),
             );

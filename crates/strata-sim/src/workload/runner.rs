@@ -9,8 +9,8 @@ use strata_spec::{Datum, Error, Result};
 use super::{Divergence, Key};
 use strata_table::query::TableQuery;
 use strata_table::read::ReadBuilder;
-use strata_table::write::TableWriter;
 use strata_table::Table;
+use strata_table::TableWriter;
 
 /// A row's values (`v`, `s`).
 pub(super) type Values = (Option<i64>, Option<String>);
@@ -234,7 +234,7 @@ impl Runner {
         for id in (*upto + 1)..=latest {
             let s = self.table.snapshot(Some(id)).map_err(|e| e.to_string())?.ok_or("a snapshot vanished")?;
             for e in self.table.changelog_files(&s).map_err(|e| e.to_string())? {
-                let path = strata_table::scan::data_file_path(&self.table, &e).map_err(|e| e.to_string())?;
+                let path = self.table.data_file_path(&e).map_err(|e| e.to_string())?;
                 let file = layout.file_ref(path, e.file.clone(), None).map_err(|e| e.to_string())?;
                 let columns = strata_format::bucket_read::file_columns(&layout);
                 let batches =

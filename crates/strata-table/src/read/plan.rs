@@ -1,0 +1,207 @@
+//! Planning a read: which files of a snapshot, grouped into splits how, with which deletion vectors.
+
+use super::ReadBuilder;
+use crate::table::DeletionFile;
+use std::collections::{BTreeMap, HashMap};
+use strata_format::predicate::{ColumnRange, Predicate};
+use strata_format::KeyValueLayout;
+use strata_spec::{BinaryRow, DataFileMeta, DataType, ManifestEntry, Result, SimpleStats, Snapshot};
+
+/// A unit of parallel reading.
+#[derive(Debug, Clone)]
+pub struct DataSplit {
+    /// Partition of the files.
+    pub partition: BinaryRow,
+    /// Bucket of the files (raw splits may mix buckets; this is the first file's).
+    pub bucket: i32,
+    /// The files, with their paths.
+    pub files: Vec<(String, DataFileMeta)>,
+    /// Each file's deletion vector, if any (parallel to `files`).
+    pub deletion_files: Vec<Option<DeletionFile>>,
+    /// Read file by file without merging (deletion vectors applied), or merged.
+    pub raw: bool,
+}
+
+impl DataSplit {
+    /// Rows after deletion vectors, when known without reading (raw splits with recorded cardinalities).
+    pub fn merged_row_count(&self) -> Option<u64> {
+        if !self.raw {
+            return None;
+        }
+        let mut n = 0u64;
+        for ((_, f), df) in self.files.iter().zip(&self.deletion_files) {
+            let deleted = match df {
+                None => 0,
+                Some(d) => u64::try_from(d.meta.cardinality?).ok()?,
+            };
+            n += (f.row_count.max(0) as u64).saturating_sub(deleted);
+        }
+        Some(n)
+    }
+}
+
+/// A planned read of one snapshot.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The snapshot.
+    pub snapshot: Option<i64>,
+    /// The splits.
+    pub splits: Vec<DataSplit>,
+}
+
+fn stats_range(stats: &SimpleStats, types: &[DataType], i: usize, rows: i64) -> Option<ColumnRange> {
+    let t = types.get(i)?.with_nullable(true);
+    let nullable: Vec<DataType> = types.iter().map(|t| t.with_nullable(true)).collect();
+    if stats.min_values.arity() != types.len() || stats.max_values.arity() != types.len() {
+        return None;
+    }
+    let _ = t;
+    Some(ColumnRange {
+        min: stats.min_values.get(i, &nullable[i]).ok().flatten(),
+        max: stats.max_values.get(i, &nullable[i]).ok().flatten(),
+        null_count: stats.null_counts.as_ref().and_then(|n| n.get(i).copied().flatten()),
+        row_count: rows,
+    })
+}
+
+impl ReadBuilder {
+    /// Whether a file's manifest statistics allow a match of `pred`.
+    pub(crate) fn file_may_match(&self, pred: &Predicate, e: &ManifestEntry, layout: &KeyValueLayout) -> bool {
+        let f = &e.file;
+        // Value statistics are the columns of the schema the file was written with: a column is found there
+        // by field id, and only compared when stored as the type read (a widened column's old statistics
+        // are of another type). Without that schema, nothing is pruned.
+        let Ok(data) = layout.data_schema(f.schema_id) else { return true };
+        let key_types: Vec<DataType> = layout.key_fields.iter().map(|k| k.data_type).collect();
+        let value_cols: Vec<String> = match &f.value_stats_cols {
+            None => data.fields.iter().map(|v| v.name.clone()).collect(),
+            Some(c) => c.clone(),
+        };
+        let value_types: Vec<DataType> = value_cols
+            .iter()
+            .map(|c| data.fields.iter().find(|v| &v.name == c).map_or(DataType::bigint(), |v| v.data_type))
+            .collect();
+        let partition_fields = self.table.schema().partition_fields().unwrap_or_default();
+        let partition_types: Vec<DataType> = partition_fields.iter().map(|p| p.data_type).collect();
+        let partition_values = e.partition.to_datums(&partition_types).ok();
+        pred.may_match(&|name: &str| {
+            if let Some(i) = partition_fields.iter().position(|p| p.name == name) {
+                let v = partition_values.as_ref()?.get(i)?.clone();
+                return Some(ColumnRange {
+                    min: v.clone(),
+                    max: v.clone(),
+                    null_count: Some(if v.is_none() { f.row_count } else { 0 }),
+                    row_count: f.row_count,
+                });
+            }
+            if let Some(i) = layout.key_fields.iter().position(|k| k.name == name) {
+                return stats_range(&f.key_stats, &key_types, i, f.row_count);
+            }
+            let read = layout.value_fields.iter().find(|v| v.name == name)?;
+            let stored = data.fields.iter().find(|d| d.id == read.id)?;
+            if stored.data_type.root != read.data_type.root {
+                return None;
+            }
+            let i = value_cols.iter().position(|c| *c == stored.name)?;
+            stats_range(&f.value_stats, &value_types, i, f.row_count)
+        })
+    }
+
+    /// Plans the read: which files, grouped how, with which deletion vectors.
+    pub fn plan(&self) -> Result<Plan> {
+        if let Some(s) = &self.pinned {
+            return self.plan_snapshot(s);
+        }
+        let Some(snapshot) = self.table.snapshot(self.snapshot)? else {
+            return Ok(Plan { snapshot: None, splits: Vec::new() });
+        };
+        self.plan_snapshot(&snapshot)
+    }
+
+    fn plan_snapshot(&self, snapshot: &Snapshot) -> Result<Plan> {
+        let _span = tracing::info_span!("plan", snapshot = snapshot.id).entered();
+        let layout = self.layout()?;
+        let raw_mode = self.raw_mode()?;
+        let options = self.table.schema().core_options();
+        let deletion_files: HashMap<(BinaryRow, i32, String), DeletionFile> = self.table.deletion_files(snapshot)?;
+        let mut buckets: BTreeMap<(Vec<u8>, i32), Vec<ManifestEntry>> = BTreeMap::new();
+        // Postponed files (bucket -2) stay unread until a compaction moves them into real buckets (Paimon's
+        // batch scans of postpone-bucket tables read only real buckets).
+        let postpone = options.bucket()? == -2;
+        for e in self.table.live_files(snapshot)? {
+            if (raw_mode || self.skip_level0) && e.file.level == 0 || postpone && e.bucket < 0 {
+                continue;
+            }
+            buckets.entry((e.partition.serialize(), e.bucket)).or_default().push(e);
+        }
+        let key_filter = self.key_filter();
+        let mut raw_files: Vec<(ManifestEntry, Option<DeletionFile>)> = Vec::new();
+        let mut splits = Vec::new();
+        for (_, entries) in buckets {
+            let raw_bucket = raw_mode && entries.iter().all(|e| e.file.level > 0 && e.file.delete_row_count == Some(0));
+            if raw_bucket {
+                for e in entries {
+                    if let Some(p) = &self.filter {
+                        if !self.file_may_match(p, &e, &layout) {
+                            continue;
+                        }
+                    }
+                    let df = deletion_files.get(&(e.partition.clone(), e.bucket, e.file.file_name.clone())).cloned();
+                    raw_files.push((e, df));
+                }
+            } else {
+                let kept: Vec<ManifestEntry> = match &key_filter {
+                    None => entries,
+                    Some(p) => entries.into_iter().filter(|e| self.file_may_match(p, e, &layout)).collect(),
+                };
+                if kept.is_empty() {
+                    continue;
+                }
+                let mut files = Vec::new();
+                let mut dfs = Vec::new();
+                for e in &kept {
+                    files.push((self.table.data_file_path(e)?, e.file.clone()));
+                    dfs.push(deletion_files.get(&(e.partition.clone(), e.bucket, e.file.file_name.clone())).cloned());
+                }
+                splits.push(DataSplit {
+                    partition: kept[0].partition.clone(),
+                    bucket: kept[0].bucket,
+                    files,
+                    deletion_files: dfs,
+                    raw: false,
+                });
+            }
+        }
+        // Raw files: bin-packed by size across buckets (`source.split.target-size`, `open-file-cost`), with
+        // splits no larger than an even share per core so that small tables still read in parallel.
+        let open_cost = options.split_open_file_cost()? as i64;
+        let total: i64 = raw_files.iter().map(|(e, _)| e.file.file_size.max(open_cost)).sum();
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as i64;
+        // When everything would fit one split, cut four per core instead, so small tables still read in
+        // parallel and the work queue balances files of very different sizes.
+        let configured = options.split_target_size()? as i64;
+        let target = if configured >= total { ((total + 4 * cores - 1) / (4 * cores)).max(1) } else { configured };
+        let mut current: Option<DataSplit> = None;
+        let mut weight = 0i64;
+        for (e, df) in raw_files {
+            let w = e.file.file_size.max(open_cost);
+            if current.as_ref().is_some_and(|_| weight + w > target) {
+                splits.extend(current.take());
+                weight = 0;
+            }
+            let path = self.table.data_file_path(&e)?;
+            let split = current.get_or_insert_with(|| DataSplit {
+                partition: e.partition.clone(),
+                bucket: e.bucket,
+                files: Vec::new(),
+                deletion_files: Vec::new(),
+                raw: true,
+            });
+            split.files.push((path, e.file));
+            split.deletion_files.push(df);
+            weight += w;
+        }
+        splits.extend(current);
+        Ok(Plan { snapshot: Some(snapshot.id), splits })
+    }
+}
