@@ -5,6 +5,7 @@ pub mod arrow_types;
 pub mod bucket_read;
 pub mod evolution;
 pub mod kv;
+pub mod lookup;
 pub mod merge;
 pub mod merge_function;
 pub mod predicate;

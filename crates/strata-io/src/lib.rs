@@ -6,6 +6,7 @@
 
 mod local;
 mod memory;
+pub mod scratch;
 
 use std::fmt::Debug;
 

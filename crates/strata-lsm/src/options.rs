@@ -6,8 +6,8 @@ use strata_spec::options::{LookupCompactMode, MergeEngine};
 use strata_spec::{Error, Result, TableSchema};
 
 use crate::compact::{ForceUpMode, UniversalCompaction};
-use crate::lookup::LookupCacheOptions;
 use crate::write_buffer::SpillSettings;
+use strata_format::lookup::LookupCacheOptions;
 
 /// How a bucket writer behaves (from the table options).
 #[derive(Debug, Clone)]

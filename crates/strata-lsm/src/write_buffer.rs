@@ -26,7 +26,7 @@ pub struct WriteBuffer {
     batches: Vec<RecordBatch>,
     bytes: u64,
     spill: Option<SpillSettings>,
-    dir: Option<tempfile::TempDir>,
+    dir: strata_io::scratch::ScratchDir,
     spilled: Vec<SpilledRun>,
     spilled_bytes: u64,
     counter: u64,
@@ -56,7 +56,7 @@ impl WriteBuffer {
             batches: Vec::new(),
             bytes: 0,
             spill,
-            dir: None,
+            dir: strata_io::scratch::ScratchDir::new("strata-spill-"),
             spilled: Vec::new(),
             spilled_bytes: 0,
             counter: 0,
@@ -100,8 +100,7 @@ impl WriteBuffer {
             return Ok(false);
         }
         let _span = tracing::debug_span!("spill_write_buffer", rows = self.memory_rows()).entered();
-        let dir = crate::scratch_dir(&mut self.dir, "strata-spill-")?;
-        let path = dir.join(format!("run-{}.arrow", self.counter));
+        let path = self.dir.path()?.join(format!("run-{}.arrow", self.counter));
         self.counter += 1;
         let sorted = self.sorted(batch_size)?;
         let shown = path.display().to_string();
@@ -290,7 +289,7 @@ mod tests {
                 }
             }
             assert_eq!(buf.spilled_runs(), 3);
-            let dir = buf.dir.as_ref().unwrap().path().to_path_buf();
+            let dir = buf.dir.path().unwrap();
             let runs = buf.runs(16).unwrap();
             assert_eq!(runs.len(), 4, "three spilled runs and the memory run");
             let mut got = Vec::new();

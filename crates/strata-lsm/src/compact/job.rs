@@ -256,7 +256,7 @@ impl UnitJob {
         let layout = &self.files.layout;
         let r = layout.file_ref(self.files.path(file), file.clone(), None)?;
         let columns = strata_format::bucket_read::file_columns(layout);
-        let keys = crate::lookup::KeyEncoder::new(layout)?;
+        let keys = strata_format::lookup::KeyEncoder::new(layout)?;
         for b in strata_format::bucket_read::open_data_file(
             self.files.io.as_ref(),
             &r,

@@ -1,0 +1,299 @@
+//! The cache of local lookup files, bounded in memory and on local disk, least recently used first out
+//! (Paimon's lookup file cache, `lookup.cache-max-memory-size` and `lookup.cache-max-disk-size`). Both
+//! compaction lookups (`LookupLevels`) and point lookups (`TableQuery`) keep their files here.
+//!
+//! Past the memory bound a file's keys move to its local file (written then if it has none) and come back
+//! on its next probe; past the disk bound, or when nothing can be written, the file goes and is rebuilt from
+//! its data file when needed again. A local file that cannot be read is dropped the same way.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use strata_io::scratch::ScratchDir;
+use strata_spec::{Error, Result};
+
+use super::file::LookupFile;
+
+/// Local lookup files kept open at most (a reader holds a descriptor and the file's parsed footer).
+pub const MAX_OPEN_READERS: usize = 64;
+
+/// Bounds of a lookup file cache (Paimon's `lookup.cache-max-memory-size`, `lookup.cache-max-disk-size`,
+/// `lookup.cache.bloom.filter.*`).
+#[derive(Debug, Clone)]
+pub struct LookupCacheOptions {
+    /// Bytes kept in memory (keys, bloom filters, block offsets); past it, least recently used keys move to
+    /// local disk.
+    pub max_memory: u64,
+    /// Bytes of local files; past it, least recently used files are dropped and rebuilt when needed.
+    pub max_disk: u64,
+    /// False-positive rate of the per-file bloom filters, `None` without bloom filters.
+    pub bloom_fpp: Option<f64>,
+}
+
+impl Default for LookupCacheOptions {
+    fn default() -> Self {
+        LookupCacheOptions { max_memory: 256 << 20, max_disk: u64::MAX, bloom_fpp: Some(0.05) }
+    }
+}
+
+/// What a cache has done, for tests and tuning.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LookupStats {
+    /// Lookup files built by reading a data file.
+    pub built: u64,
+    /// Keys moved from memory to local disk.
+    pub spilled: u64,
+    /// Keys read back from local disk.
+    pub reloaded: u64,
+    /// Lookup files dropped to stay within the bounds (or because they could not be read).
+    pub evicted: u64,
+    /// Probes a bloom filter answered without a search.
+    pub bloom_skips: u64,
+    /// Blocks of rows read from local files.
+    pub blocks_read: u64,
+}
+
+/// What a probe of the cache found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Probe {
+    /// No usable lookup file: build one.
+    NotCached,
+    /// The key's positions in the file (empty: the key is not there).
+    Positions(Range<usize>),
+}
+
+/// Lookup files by a name of the owner's choosing (a data file's name or path).
+pub struct LookupFileCache {
+    options: LookupCacheOptions,
+    scratch: Arc<ScratchDir>,
+    files: HashMap<String, LookupFile>,
+    memory: u64,
+    disk: u64,
+    clock: u64,
+    open_readers: usize,
+    stats: LookupStats,
+}
+
+impl LookupFileCache {
+    /// An empty cache whose local files go to `scratch`.
+    pub fn new(options: LookupCacheOptions, scratch: Arc<ScratchDir>) -> Self {
+        LookupFileCache {
+            options,
+            scratch,
+            files: HashMap::new(),
+            memory: 0,
+            disk: 0,
+            clock: 0,
+            open_readers: 0,
+            stats: LookupStats::default(),
+        }
+    }
+
+    /// The bounds.
+    pub fn options(&self) -> &LookupCacheOptions {
+        &self.options
+    }
+
+    /// Where local files go (to build files outside the owner's lock).
+    pub fn scratch(&self) -> &Arc<ScratchDir> {
+        &self.scratch
+    }
+
+    /// What the cache has done so far.
+    pub fn stats(&self) -> LookupStats {
+        self.stats
+    }
+
+    /// Bytes in memory and on local disk.
+    pub fn bytes(&self) -> (u64, u64) {
+        (self.memory, self.disk)
+    }
+
+    /// Number of cached files.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Whether no file is cached.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Number of local files open for row reads.
+    pub fn open_readers(&self) -> usize {
+        self.open_readers
+    }
+
+    /// Whether `name` has a lookup file.
+    pub fn contains(&self, name: &str) -> bool {
+        self.files.contains_key(name)
+    }
+
+    /// Names of the cached files.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.files.keys().map(String::as_str)
+    }
+
+    /// Adds a file built for `name`, unless one is there already (another thread built it meanwhile: then
+    /// `file` goes, with its local file).
+    pub fn insert(&mut self, name: String, mut file: LookupFile) {
+        if self.files.contains_key(&name) {
+            return;
+        }
+        self.clock += 1;
+        file.last_used = self.clock;
+        self.memory += file.memory_size();
+        self.disk += file.disk_size();
+        self.files.insert(name, file);
+        self.stats.built += 1;
+    }
+
+    /// Drops `name`'s file (and its local file).
+    pub fn forget(&mut self, name: &str) {
+        if let Some(f) = self.files.remove(name) {
+            self.memory = self.memory.saturating_sub(f.memory_size());
+            self.disk = self.disk.saturating_sub(f.disk_size());
+            if f.reader_open() {
+                self.open_readers -= 1;
+            }
+        }
+    }
+
+    /// Keeps only the files whose names `keep` accepts.
+    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        let gone: Vec<String> = self.files.keys().filter(|n| !keep(n)).cloned().collect();
+        for name in gone {
+            self.forget(&name);
+        }
+    }
+
+    /// The positions of `key` (arrow-row bytes) in `name`'s file, marking it most recently used; keys moved
+    /// to local disk are read back first (and other files' keys make room for them).
+    pub fn probe(&mut self, name: &str, key: &[u8]) -> Probe {
+        self.clock += 1;
+        let now = self.clock;
+        let Some(f) = self.files.get_mut(name) else { return Probe::NotCached };
+        f.last_used = now;
+        if !f.may_contain(key) {
+            self.stats.bloom_skips += 1;
+            return Probe::Positions(0..0);
+        }
+        if !f.keys_resident() {
+            let before = f.memory_size();
+            if let Err(e) = f.reload_keys() {
+                tracing::warn!(file = name, error = %e, "local lookup file unreadable; rebuilding it");
+                self.forget(name);
+                self.stats.evicted += 1;
+                return Probe::NotCached;
+            }
+            self.memory += f.memory_size().saturating_sub(before);
+            self.stats.reloaded += 1;
+            let positions = f.positions(key);
+            self.evict(&HashSet::from([name]));
+            return positions.map_or(Probe::NotCached, Probe::Positions);
+        }
+        f.positions(key).map_or(Probe::NotCached, Probe::Positions)
+    }
+
+    /// The rows at `positions` (ascending) of `name`'s file, as batches of `schema` (the file layout). A
+    /// file that cannot be read is dropped and the error returned: build it again.
+    pub fn read_rows(&mut self, name: &str, positions: &[u64], schema: &SchemaRef) -> Result<RecordBatch> {
+        let read = self.open_reader(name).and_then(|()| {
+            let f = self.files.get_mut(name).ok_or_else(|| Error::invalid("lookup", "a lookup file vanished"))?;
+            f.read_rows(positions, schema)
+        });
+        match read {
+            Ok((rows, blocks)) => {
+                self.stats.blocks_read += blocks;
+                Ok(rows)
+            }
+            Err(e) => {
+                tracing::warn!(file = name, error = %e, "local lookup file unreadable; rebuilding it");
+                self.forget(name);
+                self.stats.evicted += 1;
+                Err(e)
+            }
+        }
+    }
+
+    /// Opens `name`'s local file, closing the least recently used other one when [`MAX_OPEN_READERS`] are
+    /// open.
+    fn open_reader(&mut self, name: &str) -> Result<()> {
+        match self.files.get(name) {
+            None => return Err(Error::invalid("lookup", "a lookup file vanished")),
+            Some(f) if f.reader_open() => return Ok(()),
+            Some(_) => {}
+        }
+        if self.open_readers >= MAX_OPEN_READERS {
+            let victim = self
+                .files
+                .iter_mut()
+                .filter(|(n, f)| n.as_str() != name && f.reader_open())
+                .min_by_key(|(_, f)| f.last_used);
+            if let Some((_, f)) = victim {
+                f.close_reader();
+                self.open_readers -= 1;
+            }
+        }
+        let f = self.files.get_mut(name).ok_or_else(|| Error::invalid("lookup", "a lookup file vanished"))?;
+        f.open_reader()?;
+        self.open_readers += 1;
+        Ok(())
+    }
+
+    /// Brings memory and local disk within their bounds, least recently used first, never touching the
+    /// files in `keep`.
+    pub fn evict(&mut self, keep: &HashSet<&str>) {
+        while self.memory > self.options.max_memory {
+            let victim = self
+                .files
+                .iter()
+                .filter(|(n, f)| !keep.contains(n.as_str()) && f.keys_resident())
+                .min_by_key(|(_, f)| f.last_used)
+                .map(|(n, _)| n.clone());
+            let Some(victim) = victim else { break };
+            self.spill_or_drop(&victim);
+        }
+        while self.disk > self.options.max_disk {
+            let victim = self
+                .files
+                .iter()
+                .filter(|(n, f)| !keep.contains(n.as_str()) && f.disk_size() > 0)
+                .min_by_key(|(_, f)| f.last_used)
+                .map(|(n, _)| n.clone());
+            let Some(victim) = victim else { break };
+            self.forget(&victim);
+            self.stats.evicted += 1;
+        }
+    }
+
+    /// Moves `name`'s keys to local disk if the disk bound leaves room for them, else drops the file.
+    fn spill_or_drop(&mut self, name: &str) {
+        let room = self.disk < self.options.max_disk;
+        let scratch = self.scratch.clone();
+        let Some(f) = self.files.get_mut(name) else { return };
+        if f.disk_size() == 0 && !room {
+            self.forget(name);
+            self.stats.evicted += 1;
+            return;
+        }
+        let before = f.memory_size();
+        let base = name.rsplit('/').next().unwrap_or(name);
+        match f.spill(|| scratch.file(&format!("{base}.keys"))) {
+            Ok(written) => {
+                self.memory = self.memory.saturating_sub(before - f.memory_size());
+                self.disk += written;
+                self.stats.spilled += 1;
+            }
+            // Local disk trouble only costs a rebuild from the data file later.
+            Err(e) => {
+                tracing::warn!(file = name, error = %e, "cannot write a local lookup file; dropping it");
+                self.forget(name);
+                self.stats.evicted += 1;
+            }
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! Local lookup files: one data file's keys (and rows) on local disk, built on first use and cached, so a
+//! key's copies are found without reading the remote file again. Compaction lookups (the lookup merge
+//! wrapper finding a key's older copy) and point lookups (`TableQuery`) share this one implementation, as
+//! Paimon's `LookupLevels` and `LocalTableQuery` share its `LookupFile`.
+
+mod bloom;
+mod cache;
+mod file;
+mod key;
+
+pub use bloom::Bloom;
+pub use cache::{LookupCacheOptions, LookupFileCache, LookupStats, Probe, MAX_OPEN_READERS};
+pub use file::{LookupFile, LookupFileSpec, BLOCK_ROWS};
+pub use key::{key_positions, KeyEncoder};
