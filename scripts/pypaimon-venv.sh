@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
-# Creates (once, cached) a virtualenv holding Strata's compatibility oracles from PyPI, pypaimon 2.1.0 and
-# paimon-rust 0.4.0 (the wheel pypaimon-rust, module pypaimon_rust), and prints the path of its python.
-# Tests call this; nothing of either is vendored. A cached virtualenv that lacks one of the pinned packages
+# Creates (once, cached) the test virtualenv from PyPI: Strata's compatibility oracles, pypaimon 2.1.0 and
+# paimon-rust 0.4.0 (the wheel pypaimon-rust, module pypaimon_rust), and moto 5.2.5's S3 server with the
+# Flask it serves with (scripts/s3_server.py, the loopback S3 store of the object-storage tests); prints the
+# path of its python. Tests and .ci/run call this; nothing of them is vendored. A cached virtualenv that lacks one of the pinned packages
 # (or holds another version) gets it installed in place; one that is broken is made anew.
 set -euo pipefail
 venv="${STRATA_PYPAIMON_VENV:-$HOME/.cache/strata/pypaimon-2.1.0}"
 py="$venv/bin/python"
-pins=('pypaimon==2.1.0' 'pypaimon-rust==0.4.0')
+pins=('pypaimon==2.1.0' 'pypaimon-rust==0.4.0' 'moto[s3]==5.2.5' 'flask==3.1.3' 'flask-cors==6.0.5')
 check='
 import importlib.metadata as m
-import pyarrow, pypaimon, pypaimon_rust.datafusion
+import pyarrow, pypaimon, pypaimon_rust.datafusion, moto.server, flask, flask_cors
 assert m.version("pypaimon") == "2.1.0", m.version("pypaimon")
 assert m.version("pypaimon-rust") == "0.4.0", m.version("pypaimon-rust")
+assert m.version("moto") == "5.2.5", m.version("moto")
 '
 ready() { [ -x "$py" ] && "$py" -c "$check" >/dev/null 2>&1; }
-# pip's own progress goes to stderr, which the tests pass through: the first run downloads about 215 MB
-# (pyarrow, pandas, polars and numpy come with pypaimon, whose reader imports them) and takes about 860 MB.
+# pip's own progress goes to stderr, which the tests pass through: the first run downloads about 230 MB
+# (pyarrow, pandas, polars and numpy come with pypaimon, whose reader imports them; boto3 and werkzeug with
+# moto) and takes about 1 GB.
 install() {
-  echo "strata tests: installing ${pins[*]} into $venv (once; about 215 MB to download, 860 MB on disk)" >&2
+  echo "strata tests: installing ${pins[*]} into $venv (once; about 230 MB to download, 1 GB on disk)" >&2
   "$py" -m pip install --disable-pip-version-check "${pins[@]}" >&2
 }
 

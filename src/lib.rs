@@ -30,6 +30,9 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Tables on object stores are opened by URI: `strata::open_location("s3://bucket/wh/db.db/t", &options)`
+//! gives the [`FileIO`] and path to open them with ([`store`]).
+//!
 //! The facade re-exports the crates: [`spec`] (Paimon's on-disk objects), [`io`] (the storage seam),
 //! [`dv`] (deletion vectors), [`format`](mod@format) (data files, merge-on-read), [`lsm`] (the merge tree) and [`table`]
 //! (catalog, reads, writes, commits).
@@ -39,11 +42,13 @@ pub use strata_format as format;
 pub use strata_io as io;
 pub use strata_lsm as lsm;
 pub use strata_spec as spec;
+pub use strata_store as store;
 pub use strata_table as table;
 
 pub use strata_format::predicate::{CmpOp, Predicate};
 pub use strata_io::{FileIO, LocalFileIO, MemoryFileIO};
 pub use strata_spec::{Error, ErrorKind, Result};
+pub use strata_store::{open_location, Location};
 pub use strata_table::query::TableQuery;
 pub use strata_table::{get, BatchStream, Plan, ReadBuilder};
 pub use strata_table::{Consumer, ConsumerManager, FollowOptions, IncrementalMode, StartFrom, StreamScan};

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use common::fixtures::{append, create_table, file, message};
+use common::place::{Backend, Place};
 use strata::lsm::DvIndexBase;
 use strata::spec::{CommitKind, DataFileMeta, FileKind};
 use strata::table::{CommitMessage, CommitOutcome, Committable};
@@ -19,20 +20,31 @@ fn local() -> Arc<dyn FileIO> {
 
 #[test]
 fn eight_threads_race_200_commits_without_gaps_or_losses() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t").to_str().unwrap().to_string();
+    eight_committers_race(Backend::Local, 25);
+}
+
+/// The same race on S3: each committer has its own client, as separate processes would, and the store's
+/// conditional create alone decides every race.
+#[test]
+fn eight_committers_race_on_s3_without_gaps_or_losses() {
+    eight_committers_race(Backend::S3, 8);
+}
+
+fn eight_committers_race(backend: Backend, per_thread: i64) {
+    let place = Place::new(backend);
+    let path = place.path("t");
     let opts = [("commit.max-retries", "1000"), ("commit.min-retry-wait", "1 ms"), ("commit.max-retry-wait", "20 ms")];
-    create_table(local(), &path, 8, &opts);
+    create_table(place.io.clone(), &path, 8, &opts);
     const THREADS: i64 = 8;
-    const PER_THREAD: i64 = 25;
     let acknowledged: Vec<Vec<(i64, i64)>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..THREADS)
             .map(|t| {
                 let path = path.clone();
+                let io = place.reopen_io();
                 s.spawn(move || {
-                    let table = Table::open(local(), &path).unwrap();
+                    let table = Table::open(io, &path).unwrap();
                     let commit = table.new_commit(&format!("writer-{t}")).unwrap();
-                    (1..=PER_THREAD)
+                    (1..=per_thread)
                         .map(|i| {
                             let f = file(&format!("data-w{t}-{i}.parquet"), 0, i, i, 1 + t);
                             match commit.commit(&append(i, t as i32, 8, vec![f])).unwrap() {
@@ -46,11 +58,11 @@ fn eight_threads_race_200_commits_without_gaps_or_losses() {
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    let table = Table::open(local(), &path).unwrap();
+    let table = Table::open(place.reopen_io(), &path).unwrap();
     let sm = table.snapshot_manager();
     let ids = sm.list_ids().unwrap();
-    assert_eq!(ids, (1..=THREADS * PER_THREAD).collect::<Vec<_>>());
-    assert_eq!(sm.latest_id().unwrap(), Some(THREADS * PER_THREAD));
+    assert_eq!(ids, (1..=THREADS * per_thread).collect::<Vec<_>>());
+    assert_eq!(sm.latest_id().unwrap(), Some(THREADS * per_thread));
     // Every acknowledged commit is in exactly the snapshot it was acknowledged with, and only there.
     let mut by_snapshot = BTreeMap::new();
     for id in &ids {
@@ -67,15 +79,12 @@ fn eight_threads_race_200_commits_without_gaps_or_losses() {
     // Nothing lost: the latest snapshot holds all 200 files and their rows.
     let latest = table.snapshot(None).unwrap().unwrap();
     let live = table.live_files(&latest).unwrap();
-    assert_eq!(live.len() as i64, THREADS * PER_THREAD);
-    let rows: i64 = (0..THREADS).map(|t| (1 + t) * PER_THREAD).sum();
+    assert_eq!(live.len() as i64, THREADS * per_thread);
+    let rows: i64 = (0..THREADS).map(|t| (1 + t) * per_thread).sum();
     assert_eq!(latest.total_record_count, Some(rows));
     // No manifest of a lost attempt is left behind.
     let referenced = referenced_manifests(&table);
-    let present: BTreeSet<String> = std::fs::read_dir(format!("{path}/manifest"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    let present = place.names_in(&format!("{path}/manifest"));
     assert!(
         present.is_subset(&referenced_by_any(&table)),
         "orphan manifests: {:?}",
@@ -152,13 +161,22 @@ fn overlapping_key_ranges_at_one_level_are_an_lsm_conflict() {
 
 #[test]
 fn a_fault_at_any_operation_of_a_commit_leaves_the_previous_or_the_new_snapshot() {
+    fault_at_any_operation_of_a_commit(Backend::Local);
+}
+
+#[test]
+fn a_fault_at_any_operation_of_a_commit_leaves_the_previous_or_the_new_snapshot_on_s3() {
+    fault_at_any_operation_of_a_commit(Backend::S3);
+}
+
+fn fault_at_any_operation_of_a_commit(backend: Backend) {
     let faults = [Fault::Before, Fault::After, Fault::Torn];
     // Count the operations of one clean commit on the same kind of table.
     let ops = {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t").to_str().unwrap().to_string();
-        create_table(local(), &path, 2, &[]);
-        let faulty = FaultyFileIO::new(local());
+        let place = Place::new(backend);
+        let path = place.path("t");
+        create_table(place.reopen_io(), &path, 2, &[]);
+        let faulty = FaultyFileIO::new(place.reopen_io());
         let table = Table::open(Arc::new(faulty.clone()), &path).unwrap();
         table.new_commit("w").unwrap().commit(&append(1, 0, 2, vec![file("data-1.parquet", 0, 1, 5, 5)])).unwrap();
         faulty.fail_at(u64::MAX, Fault::Before, None);
@@ -169,12 +187,12 @@ fn a_fault_at_any_operation_of_a_commit_leaves_the_previous_or_the_new_snapshot(
     let mut outcomes = BTreeMap::new();
     for fault in faults {
         for k in 0..ops {
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("t").to_str().unwrap().to_string();
-            let plain = create_table(local(), &path, 2, &[]);
+            let place = Place::new(backend);
+            let path = place.path("t");
+            let plain = create_table(place.reopen_io(), &path, 2, &[]);
             plain.new_commit("w").unwrap().commit(&append(1, 0, 2, vec![file("data-1.parquet", 0, 1, 5, 5)])).unwrap();
 
-            let faulty = FaultyFileIO::new(local());
+            let faulty = FaultyFileIO::new(place.reopen_io());
             let table = Table::open(Arc::new(faulty.clone()), &path).unwrap();
             let commit = table.new_commit("w").unwrap();
             faulty.fail_at(k, fault, None);
@@ -184,7 +202,7 @@ fn a_fault_at_any_operation_of_a_commit_leaves_the_previous_or_the_new_snapshot(
             faulty.disarm();
 
             // Reopen with plain I/O: the table is at snapshot 1 or 2, and whichever it is reads fully.
-            let reopened = Table::open(local(), &path).unwrap();
+            let reopened = Table::open(place.reopen_io(), &path).unwrap();
             let latest = reopened.snapshot(None).unwrap().unwrap();
             assert!(latest.id == 1 || latest.id == 2, "{fault:?}@{k} ({failed_op}): latest {}", latest.id);
             let live: BTreeSet<String> =
@@ -200,10 +218,7 @@ fn a_fault_at_any_operation_of_a_commit_leaves_the_previous_or_the_new_snapshot(
             }
             // A failure that is not a delete or the snapshot's own creation leaves no orphan manifest.
             if result.is_err() && fault == Fault::Before && !failed_op.starts_with("delete") {
-                let present: BTreeSet<String> = std::fs::read_dir(format!("{path}/manifest"))
-                    .unwrap()
-                    .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                    .collect();
+                let present: BTreeSet<String> = place.names_in(&format!("{path}/manifest"));
                 let referenced = referenced_by_any(&reopened);
                 assert!(
                     present.is_subset(&referenced),
@@ -451,22 +466,31 @@ fn a_write_and_its_compaction_commit_as_an_append_then_a_compact_snapshot() {
 /// snapshots leaves a valid APPEND snapshot, which the retry completes with the COMPACT one.
 #[test]
 fn a_fault_at_any_operation_of_a_two_snapshot_commit_loses_nothing_and_commits_nothing_twice() {
+    fault_at_any_operation_of_a_two_snapshot_commit(Backend::Local);
+}
+
+#[test]
+fn a_fault_at_any_operation_of_a_two_snapshot_commit_loses_nothing_and_commits_nothing_twice_on_s3() {
+    fault_at_any_operation_of_a_two_snapshot_commit(Backend::S3);
+}
+
+fn fault_at_any_operation_of_a_two_snapshot_commit(backend: Backend) {
     let (c, base) = write_and_compaction();
     // A table holding `base`, opened through a faulty storage, in `dir`.
-    let with_base = |dir: &tempfile::TempDir| {
-        let path = dir.path().join("t").to_str().unwrap().to_string();
-        create_table(local(), &path, 1, &[])
+    let with_base = |place: &Place| {
+        let path = place.path("t");
+        create_table(place.reopen_io(), &path, 1, &[])
             .new_commit("w")
             .unwrap()
             .commit(&append(1, 0, 1, vec![base.clone()]))
             .unwrap();
-        let faulty = FaultyFileIO::new(local());
+        let faulty = FaultyFileIO::new(place.reopen_io());
         let table = Table::open(Arc::new(faulty.clone()), &path).unwrap();
         (path, faulty, table)
     };
     let ops = {
-        let dir = tempfile::tempdir().unwrap();
-        let (_, faulty, table) = with_base(&dir);
+        let place = Place::new(backend);
+        let (_, faulty, table) = with_base(&place);
         faulty.fail_at(u64::MAX, Fault::Before, None);
         table.new_commit("w").unwrap().commit(&c).unwrap();
         faulty.count()
@@ -474,15 +498,15 @@ fn a_fault_at_any_operation_of_a_two_snapshot_commit_loses_nothing_and_commits_n
     let mut outcomes: BTreeMap<(String, String, Option<i64>), usize> = BTreeMap::new();
     for fault in [Fault::Before, Fault::After, Fault::Torn] {
         for k in 0..ops {
-            let dir = tempfile::tempdir().unwrap();
-            let (path, faulty, table) = with_base(&dir);
+            let place = Place::new(backend);
+            let (path, faulty, table) = with_base(&place);
             faulty.fail_at(k, fault, None);
             let result = table.new_commit("w").unwrap().commit(&c);
             let failed_op = faulty.log().get(k as usize).cloned().unwrap_or_default();
             faulty.disarm();
             let context = format!("{fault:?}@{k} ({failed_op})");
 
-            let reopened = Table::open(local(), &path).unwrap();
+            let reopened = Table::open(place.reopen_io(), &path).unwrap();
             let sm = reopened.snapshot_manager();
             let latest = sm.latest_id().unwrap();
             if result.is_ok() {

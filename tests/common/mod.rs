@@ -36,9 +36,15 @@ pub fn pypaimon_python() -> PathBuf {
 
 /// Runs a subcommand of tests/py/paimon_oracle.py and parses its JSON output.
 pub fn oracle(args: &[&str]) -> Value {
+    oracle_with(args, &[])
+}
+
+/// [`oracle`] with extra environment (`PAIMON_CATALOG_OPTIONS` for tables on S3).
+pub fn oracle_with(args: &[&str], env: &[(&str, String)]) -> Value {
     let out = Command::new(pypaimon_python())
         .arg(root().join("tests/py/paimon_oracle.py"))
         .args(args)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .output()
         .expect("run pypaimon oracle");
     assert!(
@@ -53,13 +59,33 @@ pub fn oracle(args: &[&str]) -> Value {
 /// Runs a subcommand of tests/py/paimon_rust_oracle.py (paimon-rust 0.4.0) with its JSON spec; parses its JSON
 /// output.
 pub fn paimon_rust(cmd: &str, spec: &Value) -> Value {
+    paimon_rust_with(cmd, spec, &[])
+}
+
+/// [`paimon_rust`] with extra environment.
+pub fn paimon_rust_with(cmd: &str, spec: &Value, env: &[(&str, String)]) -> Value {
     let out = Command::new(pypaimon_python())
         .arg(root().join("tests/py/paimon_rust_oracle.py"))
         .args([cmd, &spec.to_string()])
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .output()
         .expect("run paimon-rust oracle");
     assert!(out.status.success(), "paimon-rust oracle {cmd} failed: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).expect("paimon-rust oracle prints JSON")
+}
+
+/// Runs the `strata` binary with extra environment; returns (exit code, stdout, stderr).
+pub fn strata_with(args: &[&str], env: &[(&str, String)]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .expect("run strata");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// Runs the `strata` binary; returns (exit code, stdout, stderr).
@@ -81,4 +107,6 @@ pub fn strata_inspect(dir: &Path) -> Value {
 
 pub mod change_model;
 pub mod fixtures;
+pub mod place;
+pub mod s3;
 pub mod tag_fixtures;

@@ -15,8 +15,11 @@ import pyarrow as pa
 
 
 def _catalog(warehouse):
+    """A filesystem catalog; PAIMON_CATALOG_OPTIONS (a JSON object, e.g. s3.endpoint) adds catalog options."""
     from pypaimon import CatalogFactory
-    return CatalogFactory.create({'warehouse': warehouse})
+    import os
+    options = json.loads(os.environ.get('PAIMON_CATALOG_OPTIONS', '{}'))
+    return CatalogFactory.create({**options, 'warehouse': warehouse})
 
 
 def _table_at(path):

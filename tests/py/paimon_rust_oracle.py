@@ -18,9 +18,15 @@ import sys
 import pyarrow as pa
 
 
+def _options(warehouse):
+    """Catalog options; PAIMON_CATALOG_OPTIONS (a JSON object, e.g. s3.endpoint) adds to them."""
+    import os
+    return {**json.loads(os.environ.get('PAIMON_CATALOG_OPTIONS', '{}')), 'warehouse': warehouse}
+
+
 def _catalog(warehouse):
     from pypaimon_rust.datafusion import PaimonCatalog
-    return PaimonCatalog({'warehouse': warehouse})
+    return PaimonCatalog(_options(warehouse))
 
 
 def _split(path):
@@ -40,7 +46,7 @@ def _table_at(path):
 def _sql_context(warehouse):
     from pypaimon_rust.datafusion import SQLContext
     ctx = SQLContext()
-    ctx.register_catalog('p', {'warehouse': warehouse})
+    ctx.register_catalog('p', _options(warehouse))
     return ctx
 
 

@@ -127,7 +127,7 @@ pub(crate) fn run(args: AlterArgs, matches: Option<&ArgMatches>) -> Result<(), E
         Some(m) => column_changes(m)?,
         None => Vec::new(),
     };
-    let table = Table::open(crate::io(), &crate::absolute(&args.table_dir))?;
+    let table = Table::open(crate::io(), &crate::location(&args.table_dir)?)?;
     let alter = AlterTable {
         set: crate::parse_options(&args.set)?,
         unset: args.unset,

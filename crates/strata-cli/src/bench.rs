@@ -23,7 +23,7 @@ use strata_table::{get, ReadBuilder};
 /// Counts bytes written through it.
 #[derive(Debug)]
 struct CountingIO {
-    inner: LocalFileIO,
+    inner: Arc<dyn FileIO>,
     written: AtomicU64,
 }
 
@@ -48,6 +48,9 @@ impl FileIO for CountingIO {
     fn exists(&self, path: &str) -> Result<bool> {
         self.inner.exists(path)
     }
+    fn file_exists(&self, path: &str) -> Result<bool> {
+        self.inner.file_exists(path)
+    }
     fn list(&self, dir: &str) -> Result<Vec<FileStatus>> {
         self.inner.list(dir)
     }
@@ -59,6 +62,9 @@ impl FileIO for CountingIO {
     }
     fn mkdirs(&self, path: &str) -> Result<()> {
         self.inner.mkdirs(path)
+    }
+    fn request_counts(&self) -> Option<strata_io::RequestCounts> {
+        self.inner.request_counts()
     }
 }
 
@@ -185,7 +191,7 @@ fn raw_arrow_scan(table: &Table) -> Result<(usize, f64)> {
             sc.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(p) = paths.get(i) else { break };
-                let Ok(bytes) = std::fs::read(p) else { break };
+                let Ok(bytes) = table.io().read(p) else { break };
                 let Ok(b) =
                     parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes))
                 else {
@@ -213,11 +219,23 @@ fn scan_rate(table: &Table) -> Result<(usize, f64)> {
 
 /// Runs the benchmark; prints a table (or JSON) and writes `scan_vs_runs.svg` into `dir`.
 ///
-/// The tables go into a fresh subdirectory of `dir` that this run creates and removes (whatever happens), so
-/// nothing already in `dir` is touched but the chart file.
-pub fn run(dir: &str, rows: usize, rounds: usize, buckets: u32, json_out: bool) -> Result<Value> {
-    let io = Arc::new(CountingIO { inner: LocalFileIO::new(), written: AtomicU64::new(0) });
-    let work = format!("{dir}/strata-bench-{}", uuid::Uuid::new_v4());
+/// The tables go into a fresh subdirectory of `dir` (or of `warehouse`, a local path or a store URI, when
+/// given: `inner` reaches it) that this run creates and removes (whatever happens), so nothing already there
+/// is touched but the chart file.
+pub fn run(
+    dir: &str,
+    warehouse: Option<(&str, Arc<dyn FileIO>)>,
+    rows: usize,
+    rounds: usize,
+    buckets: u32,
+    json_out: bool,
+) -> Result<Value> {
+    let (root, inner) = match warehouse {
+        Some((w, io)) => (w.to_string(), io),
+        None => (dir.to_string(), Arc::new(LocalFileIO::new()) as Arc<dyn FileIO>),
+    };
+    let io = Arc::new(CountingIO { inner, written: AtomicU64::new(0) });
+    let work = format!("{root}/strata-bench-{}", uuid::Uuid::new_v4());
     io.mkdirs(&work)?;
     let result = run_in(&io, &work, dir, rows, rounds, buckets, json_out);
     let removed = io.delete_dir(&work);
@@ -320,12 +338,16 @@ fn bench_table(
     let table = Table::create(dyn_io.clone(), &format!("{work}/bench.db/{name}"), schema(dv, buckets, &[])?)?;
     reset_peak();
     let before = io.written.load(Ordering::Relaxed);
+    let requests = Requests::start(io.as_ref());
     let (write_secs, written) = run_writes(&table, w, 200_000)?;
+    let write_requests = requests.take(io.as_ref());
     let write_mem = peak_mib();
     let bytes = io.written.load(Ordering::Relaxed) - before;
     let (files, runs) = runs_per_bucket(&table)?;
     reset_peak();
+    let requests = Requests::start(io.as_ref());
     let (scan_rows, scan_secs) = scan_rate(&table)?;
+    let scan_requests = requests.take(io.as_ref());
     let scan_mem = peak_mib();
     let started = Instant::now();
     let filtered = ReadBuilder::new(&table)
@@ -336,7 +358,7 @@ fn bench_table(
     let started = Instant::now();
     let count = ReadBuilder::new(&table).count()?;
     let count_secs = started.elapsed().as_secs_f64();
-    let lk = lookups(&table, rows)?;
+    let lk = lookups(&table, rows, io.as_ref())?;
     let mut entry = json!({
         "writeSeconds": write_secs, "rowsWritten": written, "writeRowsPerSec": written as f64 / write_secs,
         "bytesWritten": bytes, "writeAmplification": bytes as f64 / (written as f64 * 230.0),
@@ -347,6 +369,22 @@ fn bench_table(
         "queryWarmSeconds": lk.warm_secs, "queryP50Us": lk.query_p50, "queryP99Us": lk.query_p99, "peakMiBQuery": lk.peak_mib,
         "queryCacheMiBMemory": lk.cache_memory_mib, "queryCacheMiBDisk": lk.cache_disk_mib,
     });
+    if let (Some(wr), Some(sr)) = (write_requests, scan_requests) {
+        let commits = (w.rounds + rows.div_ceil(200_000)).max(1) as f64;
+        entry["requests"] = json!({
+            "write": counts_json(&wr), "perCommit": wr.total() as f64 / commits,
+            "scan": counts_json(&sr), "getPerKey": lk.get_requests.map(|r| r.total() as f64 / 200.0),
+            "queryWarmUp": lk.warm_requests.map(|r| counts_json(&r)),
+            "queryAfterWarmUp": lk.query_requests.map(|r| counts_json(&r)),
+        });
+        lines.push(format!(
+            "{name:>4} requests: write {wr} ({:.1} a commit); full scan {sr}; get {:.1} a key; TableQuery warm-up {}, then {} for 20,000 lookups",
+            wr.total() as f64 / commits,
+            lk.get_requests.map_or(0.0, |r| r.total() as f64 / 200.0),
+            lk.warm_requests.map(|r| r.to_string()).unwrap_or_default(),
+            lk.query_requests.map(|r| r.to_string()).unwrap_or_default(),
+        ));
+    }
     lines.push(format!(
         "{name:>4}: write {written} rows in {write_secs:.2}s ({:.0} rows/s, compaction included), {:.1} MiB written, {files} files, {runs:.1} sorted runs/bucket; full scan {scan_rows} rows {:.0} rows/s; filtered {filtered} rows {filter_secs:.3}s; COUNT(*) {count} in {count_secs:.4}s; get p50 {:.2} ms p99 {:.2} ms; TableQuery warm-up {:.2}s, p50 {:.1} us p99 {:.1} us, local files {:.0} MiB in memory {:.0} MiB on disk; peak MiB write {write_mem:.0} scan {scan_mem:.0} query {:.0}",
         written as f64 / write_secs,
@@ -377,8 +415,28 @@ fn bench_table(
     Ok((entry, lines))
 }
 
+/// Requests counted over one phase, where the storage counts them.
+struct Requests(Option<strata_io::RequestCounts>);
+
+impl Requests {
+    fn start(io: &dyn FileIO) -> Self {
+        Requests(io.request_counts())
+    }
+
+    fn take(self, io: &dyn FileIO) -> Option<strata_io::RequestCounts> {
+        Some(io.request_counts()?.since(&self.0?))
+    }
+}
+
+fn counts_json(c: &strata_io::RequestCounts) -> Value {
+    json!({"get": c.get, "put": c.put, "list": c.list, "head": c.head, "delete": c.delete, "total": c.total()})
+}
+
 /// Point-lookup figures of one table.
 struct Lookups {
+    get_requests: Option<strata_io::RequestCounts>,
+    warm_requests: Option<strata_io::RequestCounts>,
+    query_requests: Option<strata_io::RequestCounts>,
     get_p50: f64,
     get_p99: f64,
     warm_secs: f64,
@@ -391,8 +449,9 @@ struct Lookups {
 
 /// One-off `get` latencies (200 random keys), then a long-lived `TableQuery`: warm-up over 200 keys (it
 /// builds local lookup files for every file they land in), then 20,000 local lookups.
-fn lookups(table: &Table, rows: usize) -> Result<Lookups> {
+fn lookups(table: &Table, rows: usize, io: &dyn FileIO) -> Result<Lookups> {
     let mut rng = StdRng::seed_from_u64(9);
+    let requests = Requests::start(io);
     let mut lat: Vec<f64> = (0..200)
         .map(|_| {
             let k = rng.random_range(0..rows as i64);
@@ -401,18 +460,22 @@ fn lookups(table: &Table, rows: usize) -> Result<Lookups> {
             t.elapsed().as_secs_f64() * 1000.0
         })
         .collect();
+    let get_requests = requests.take(io);
     lat.sort_by(|a, b| a.total_cmp(b));
     let p50 = lat[lat.len() / 2];
     let p99 = lat[lat.len() * 99 / 100];
     // A long-lived query: the first lookups build local lookup files (timed as warm-up, reading every
     // file the keys land in), then lookups are local.
     reset_peak();
+    let requests = Requests::start(io);
     let started = Instant::now();
     let query = TableQuery::new(table)?;
     for _ in 0..200 {
         query.get(&[Some(Datum::BigInt(rng.random_range(0..rows as i64)))])?;
     }
     let warm_secs = started.elapsed().as_secs_f64();
+    let warm_requests = requests.take(io);
+    let requests = Requests::start(io);
     let mut qlat: Vec<f64> = Vec::with_capacity(20_000);
     for _ in 0..20_000 {
         let k = rng.random_range(0..rows as i64);
@@ -420,6 +483,7 @@ fn lookups(table: &Table, rows: usize) -> Result<Lookups> {
         query.get(&[Some(Datum::BigInt(k))])?;
         qlat.push(t.elapsed().as_secs_f64() * 1e6);
     }
+    let query_requests = requests.take(io);
     let query_mem = peak_mib();
     let (cache_memory, cache_disk) = query.cache_bytes();
     let (cache_memory, cache_disk) = (cache_memory as f64 / (1 << 20) as f64, cache_disk as f64 / (1 << 20) as f64);
@@ -427,6 +491,9 @@ fn lookups(table: &Table, rows: usize) -> Result<Lookups> {
     qlat.sort_by(|a, b| a.total_cmp(b));
     let (q50, q99) = (qlat[qlat.len() / 2], qlat[qlat.len() * 99 / 100]);
     Ok(Lookups {
+        get_requests,
+        warm_requests,
+        query_requests,
         get_p50: p50,
         get_p99: p99,
         warm_secs,

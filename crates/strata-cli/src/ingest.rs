@@ -7,7 +7,7 @@ use strata_table::Table;
 
 use crate::input::{self, InputOptions};
 use crate::progress::Progress;
-use crate::{absolute, io, report};
+use crate::{io, location, report};
 
 /// `strata write`'s arguments.
 #[derive(clap::Args, Debug)]
@@ -52,7 +52,7 @@ pub(crate) fn run(args: WriteArgs) -> Result<(), Error> {
     }
     let columns = args.columns.map(|c| c.into_iter().map(|n| n.trim().to_string()).collect());
     let opts = InputOptions { columns, ignore_unknown_fields: args.ignore_unknown_fields, ..Default::default() };
-    let (rows, outcome) = write_inputs(&absolute(&args.table_dir), &inputs, &opts)?;
+    let (rows, outcome) = write_inputs(&location(&args.table_dir)?, &inputs, &opts)?;
     // The rows' snapshot is the APPEND one: commit order (which write's row wins) is the order of those.
     let rows_snapshot = outcome.map(|s| s.append.unwrap_or(s.last));
     let text = match outcome {

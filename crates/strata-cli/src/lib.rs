@@ -39,6 +39,11 @@ use progress::Progress;
     after_help = EXIT_CODES
 )]
 struct Cli {
+    /// A store option, by Paimon's names where Paimon has one (s3.endpoint, s3.access-key, s3.secret-key,
+    /// s3.region, s3.path-style-access, fs.oss.endpoint, ...; the AWS_*, GOOGLE_* and AZURE_* environment
+    /// is read too), or file-cache.max-disk-size; repeatable.
+    #[arg(long = "store-option", value_name = "KEY=VALUE", global = true)]
+    store_options: Vec<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -203,6 +208,11 @@ enum Command {
         /// Where the chart goes; the tables go into a fresh subdirectory that the run removes.
         #[arg(long, default_value = "strata-bench")]
         dir: String,
+        /// Put the tables under this location instead (a local path or a store URI such as
+        /// s3://bucket/prefix, reached with --store-option and the AWS_* environment); request counts per
+        /// operation are reported for stores that count them.
+        #[arg(long)]
+        warehouse: Option<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -313,8 +323,30 @@ pub(crate) enum OutputFormat {
     Table,
 }
 
+/// Store options given on the command line (`--store-option`), set once by [`main`].
+static STORE_OPTIONS: std::sync::OnceLock<BTreeMap<String, String>> = std::sync::OnceLock::new();
+
+/// The storage every command works through: local paths and store URIs alike, with the store options of
+/// the command line, counted for progress lines.
 fn io() -> Arc<dyn FileIO> {
-    Arc::new(progress::CountingFileIO(LocalFileIO::new()))
+    static IO: std::sync::OnceLock<std::result::Result<Arc<dyn FileIO>, String>> = std::sync::OnceLock::new();
+    let built = IO.get_or_init(|| {
+        let options = STORE_OPTIONS.get().cloned().unwrap_or_default();
+        strata_store::StoreRouter::new(options)
+            .map(|r| Arc::new(progress::CountingFileIO(r)) as Arc<dyn FileIO>)
+            .map_err(|e| e.to_string())
+    });
+    match built {
+        Ok(io) => io.clone(),
+        // `main` checks the options before any command runs; a router of local paths only is what is left.
+        Err(_) => Arc::new(progress::CountingFileIO(LocalFileIO::new())),
+    }
+}
+
+/// The canonical location of a table argument: a local path made absolute, or a store URI
+/// (`s3://bucket/warehouse/db.db/t`); schemes Strata cannot reach are refused, never made local directories.
+fn location(dir: &str) -> Result<String, Error> {
+    strata_store::normalize_location(dir)
 }
 
 fn absolute(dir: &str) -> String {
@@ -347,7 +379,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             let mut options = parse_options(&options)?;
             options.entry("bucket".to_string()).or_insert_with(|| "1".to_string());
             let schema = TableSchema::new(columns, partition_keys, primary_key, options, now_millis())?;
-            let dir = absolute(&table_dir);
+            let dir = location(&table_dir)?;
             let policy = strata_table::OptionPolicy { allow_unknown_options };
             let table = Table::create_with_policy(io(), &dir, schema, policy)?;
             if json {
@@ -357,17 +389,19 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             }
         }
         Command::Demo { warehouse, rounds, rows, json } => demo::demo(&absolute(&warehouse), rounds, rows, json)?,
-        Command::Bench { rows, rounds, buckets, dir, json } => {
+        Command::Bench { rows, rounds, buckets, dir, warehouse, json } => {
             if rows == 0 || buckets == 0 {
                 return Err(Error::invalid("bench", "--rows and --buckets must be positive"));
             }
-            let report = bench::run(&absolute(&dir), rows, rounds, buckets, json)?;
+            let warehouse = warehouse.as_deref().map(location).transpose()?;
+            let report =
+                bench::run(&absolute(&dir), warehouse.as_deref().map(|w| (w, io())), rows, rounds, buckets, json)?;
             if json {
                 println!("{report}");
             }
         }
         Command::Expire { table_dir, retain_max, retain_min, older_than, dry_run, json } => {
-            let table = Table::open(io(), &absolute(&table_dir))?;
+            let table = Table::open(io(), &location(&table_dir)?)?;
             let mut opts = strata_table::maintenance::ExpireOptions::from_table(&table)?;
             if let (Some(min), Some(max)) = (retain_min, retain_max) {
                 if min > max {
@@ -389,7 +423,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             maintenance_report(json, &r, "expired")?;
         }
         Command::Clean { table_dir, older_than, dry_run, json } => {
-            let table = Table::open(io(), &absolute(&table_dir))?;
+            let table = Table::open(io(), &location(&table_dir)?)?;
             let age = strata_table::maintenance::parse_older_than(&older_than)?;
             let r = strata_table::maintenance::remove_orphan_files(&table, age, dry_run)?;
             maintenance_report(json, &r, "removed orphans")?;
@@ -399,7 +433,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             sim::soak(seconds, commits, faults, seed, save, json)?
         }
         Command::Get { table_dir, keys, snapshot, format, json } => {
-            get::run(&Table::open(io(), &absolute(&table_dir))?, &keys, snapshot, format, json)?
+            get::run(&Table::open(io(), &location(&table_dir)?)?, &keys, snapshot, format, json)?
         }
         Command::Alter { table_dir, set, unset, compact, allow_unknown_options, json, .. } => {
             let args = alter::AlterArgs { table_dir, set, unset, compact, allow_unknown_options, json };
@@ -407,7 +441,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
         }
         Command::Write(args) => ingest::run(args)?,
         Command::Compact { table_dir, full, delete_ratio_threshold, json } => {
-            let table = Table::open(io(), &absolute(&table_dir))?;
+            let table = Table::open(io(), &location(&table_dir)?)?;
             if let Some(t) = delete_ratio_threshold {
                 if !(0.0..=1.0).contains(&t) {
                     return Err(Error::invalid("--delete-ratio-threshold", format!("{t} is outside 0..=1")));
@@ -435,7 +469,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             );
         }
         Command::Scan { table_dir, snapshot, tag, timestamp, columns, format, merge, changes } => {
-            let table = Table::open(io(), &absolute(&table_dir))?;
+            let table = Table::open(io(), &location(&table_dir)?)?;
             if changes.wanted() {
                 if tag.is_some() || timestamp.is_some() {
                     return Err(Error::invalid(
@@ -457,7 +491,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
         Command::Tag { command } => tags::run_tag(command)?,
         Command::Rollback(args) => tags::run_rollback(args)?,
         Command::Inspect { table_dir, snapshot, json } => {
-            let table = Table::open(io(), &absolute(&table_dir))?;
+            let table = Table::open(io(), &location(&table_dir)?)?;
             let report = inspect(&table, snapshot)?;
             if json {
                 println!(
@@ -594,7 +628,12 @@ pub fn main() -> ExitCode {
             .with_writer(std::io::stderr)
             .init();
     }
-    match run(cli, &matches) {
+    let checked = parse_options(&cli.store_options).and_then(|o| {
+        strata_store::StoreRouter::new(o.clone())?;
+        let _ = STORE_OPTIONS.set(o);
+        Ok(())
+    });
+    match checked.and_then(|()| run(cli, &matches)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("strata: error: {e}");

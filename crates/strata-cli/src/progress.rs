@@ -53,6 +53,9 @@ impl<F: FileIO> FileIO for CountingFileIO<F> {
     fn exists(&self, path: &str) -> Result<bool> {
         self.0.exists(path)
     }
+    fn file_exists(&self, path: &str) -> Result<bool> {
+        self.0.file_exists(path)
+    }
 
     fn list(&self, dir: &str) -> Result<Vec<FileStatus>> {
         self.0.list(dir)
@@ -68,6 +71,9 @@ impl<F: FileIO> FileIO for CountingFileIO<F> {
 
     fn mkdirs(&self, path: &str) -> Result<()> {
         self.0.mkdirs(path)
+    }
+    fn request_counts(&self) -> Option<strata_io::RequestCounts> {
+        self.0.request_counts()
     }
 }
 

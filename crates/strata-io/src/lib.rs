@@ -4,12 +4,14 @@
 //! shaped (whole-object writes, range reads, listing by prefix directory, one conditional create), so a
 //! backend with conditional PUT (`If-None-Match: *`) fits behind it as well as a local file system.
 
+mod cache;
 mod local;
 mod memory;
 pub mod scratch;
 
 use std::fmt::Debug;
 
+pub use cache::{is_immutable_file, CacheStats, CachingFileIO};
 pub use local::LocalFileIO;
 pub use memory::MemoryFileIO;
 pub use strata_spec::{Error, Result};
@@ -31,6 +33,58 @@ impl FileStatus {
     /// The last path component.
     pub fn name(&self) -> &str {
         self.path.rsplit('/').next().unwrap_or(&self.path)
+    }
+}
+
+/// Requests a store answered, by kind (object stores count them; a local file system does not).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RequestCounts {
+    /// GETs (whole and ranged reads).
+    pub get: u64,
+    /// PUTs (each part of a multipart upload, its start and its completion count).
+    pub put: u64,
+    /// LISTs.
+    pub list: u64,
+    /// HEADs (sizes, existence).
+    pub head: u64,
+    /// DELETEs (a bulk delete of up to a thousand keys counts once).
+    pub delete: u64,
+}
+
+impl RequestCounts {
+    /// All requests.
+    pub fn total(&self) -> u64 {
+        self.get + self.put + self.list + self.head + self.delete
+    }
+
+    /// The requests made since `earlier` (a count taken before).
+    pub fn since(&self, earlier: &RequestCounts) -> RequestCounts {
+        RequestCounts {
+            get: self.get.saturating_sub(earlier.get),
+            put: self.put.saturating_sub(earlier.put),
+            list: self.list.saturating_sub(earlier.list),
+            head: self.head.saturating_sub(earlier.head),
+            delete: self.delete.saturating_sub(earlier.delete),
+        }
+    }
+}
+
+impl std::ops::Add for RequestCounts {
+    type Output = RequestCounts;
+    fn add(self, o: RequestCounts) -> RequestCounts {
+        RequestCounts {
+            get: self.get + o.get,
+            put: self.put + o.put,
+            list: self.list + o.list,
+            head: self.head + o.head,
+            delete: self.delete + o.delete,
+        }
+    }
+}
+
+impl std::fmt::Display for RequestCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} GET, {} PUT, {} LIST, {} HEAD, {} DELETE", self.get, self.put, self.list, self.head, self.delete)
     }
 }
 
@@ -71,6 +125,12 @@ pub trait FileIO: Send + Sync + Debug {
     /// Whether a file or directory exists.
     fn exists(&self, path: &str) -> Result<bool>;
 
+    /// Whether a file exists (never a directory): on object stores one HEAD, where [`FileIO::exists`] also
+    /// lists to find a directory.
+    fn file_exists(&self, path: &str) -> Result<bool> {
+        self.exists(path)
+    }
+
     /// The entries directly under `dir` (empty if `dir` does not exist).
     fn list(&self, dir: &str) -> Result<Vec<FileStatus>>;
 
@@ -82,6 +142,11 @@ pub trait FileIO: Send + Sync + Debug {
 
     /// Creates a directory and its parents (a no-op on stores without directories).
     fn mkdirs(&self, path: &str) -> Result<()>;
+
+    /// The requests made so far, where the storage counts them (object stores); wrappers pass it on.
+    fn request_counts(&self) -> Option<RequestCounts> {
+        None
+    }
 }
 
 /// Joins path segments with `/`.

@@ -12,7 +12,7 @@ use parking_lot::Mutex;
 use strata_spec::{Error, Result};
 
 /// Prefixes of the local scratch directories Strata makes; each is followed by the owning process id.
-pub const SCRATCH_PREFIXES: [&str; 3] = ["strata-spill-", "strata-lookup-", "strata-query-"];
+pub const SCRATCH_PREFIXES: [&str; 4] = ["strata-spill-", "strata-lookup-", "strata-query-", "strata-cache-"];
 
 /// A private local temporary directory, created on first use and removed with the value. Shared by
 /// reference between threads: [`ScratchDir::file`] hands out names no other call of it returns.

@@ -168,6 +168,14 @@ impl FileIO for FaultyFileIO {
         self.read_op("exists", path, || self.inner.exists(path))
     }
 
+    fn file_exists(&self, path: &str) -> Result<bool> {
+        self.read_op("exists", path, || self.inner.file_exists(path))
+    }
+
+    fn request_counts(&self) -> Option<strata_io::RequestCounts> {
+        self.inner.request_counts()
+    }
+
     fn list(&self, dir: &str) -> Result<Vec<FileStatus>> {
         self.read_op("list", dir, || self.inner.list(dir))
     }

@@ -78,7 +78,7 @@ impl FileSystemCatalog {
         }
         let mut out = Vec::new();
         for s in self.io.list(&path)? {
-            if s.is_dir && self.io.exists(&join(&join(&s.path, "schema"), "schema-0"))? {
+            if s.is_dir && self.io.file_exists(&join(&join(&s.path, "schema"), "schema-0"))? {
                 out.push(s.name().to_string());
             }
         }

@@ -302,7 +302,10 @@ impl FileStoreCommit {
             let path = self.snapshots.snapshot_path(id);
             let json = attempt.snapshot.to_json()?;
             let created = match self.io.create_if_absent(&path, json.as_bytes()) {
-                Ok(created) => created,
+                Ok(true) => true,
+                // A store whose retried create found this very write reports the object as existing: look
+                // before cleaning up, since the files this attempt wrote may be live now.
+                Ok(false) => matches!(self.snapshots.snapshot(id), Ok(s) if s.uuid == attempt.snapshot.uuid),
                 // The outcome is unknown: look.
                 Err(e) => match self.snapshots.snapshot(id) {
                     Ok(s) if s.uuid == attempt.snapshot.uuid => true,

@@ -13,6 +13,9 @@ const SNAPSHOT_PREFIX: &str = "snapshot-";
 const LATEST: &str = "LATEST";
 const EARLIEST: &str = "EARLIEST";
 
+/// Snapshots past the LATEST hint probed before listing.
+const HINT_PROBES: usize = 16;
+
 /// Reads a table's snapshots.
 #[derive(Debug, Clone)]
 pub struct SnapshotManager {
@@ -38,7 +41,7 @@ impl SnapshotManager {
 
     /// Whether `snapshot-<id>` exists.
     pub fn snapshot_exists(&self, id: i64) -> Result<bool> {
-        self.io.exists(&self.snapshot_path(id))
+        self.io.file_exists(&self.snapshot_path(id))
     }
 
     /// Reads and parses `snapshot-<id>`; errors name the file.
@@ -79,11 +82,19 @@ impl SnapshotManager {
         Ok(ids)
     }
 
-    /// The latest snapshot id, if any.
+    /// The latest snapshot id, if any. From the LATEST hint, the next ids are probed (a hint lags by the
+    /// commits whose hint update has not landed yet, or failed), as Paimon does; only a missing or stale hint
+    /// lists the directory, which object stores answer slowest.
     pub fn latest_id(&self) -> Result<Option<i64>> {
         if let Some(h) = self.read_hint(LATEST) {
-            if h > 0 && self.snapshot_exists(h)? && !self.snapshot_exists(h + 1)? {
-                return Ok(Some(h));
+            if h > 0 && self.snapshot_exists(h)? {
+                let mut id = h;
+                for _ in 0..HINT_PROBES {
+                    match id.checked_add(1) {
+                        Some(next) if self.snapshot_exists(next)? => id = next,
+                        _ => return Ok(Some(id)),
+                    }
+                }
             }
         }
         Ok(self.list_ids()?.last().copied())

@@ -11,7 +11,7 @@ mod generate;
 mod replay;
 mod runner;
 
-pub use replay::{replay, shrink};
+pub use replay::{replay, replay_on, shrink};
 
 /// The table a workload runs on: `id BIGINT` key (plus `p STRING` when partitioned), `v BIGINT`, `s STRING`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

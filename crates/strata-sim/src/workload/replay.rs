@@ -17,14 +17,25 @@ use strata_table::maintenance::{expire_snapshots, ExpireOptions};
 use strata_table::query::TableQuery;
 use strata_table::Table;
 
-/// Replays `w` in a fresh table under `dir`. Errors in the replayer itself (a bad workload) are `Err` in
-/// the outer result; divergences from the model are the inner `Err`.
+/// Replays `w` in a fresh table under the local directory `dir`. Errors in the replayer itself (a bad
+/// workload) are `Err` in the outer result; divergences from the model are the inner `Err`.
 pub fn replay(
     dir: &str,
     w: &Workload,
     faults: Option<FaultPlan>,
 ) -> Result<std::result::Result<ReplayStats, Divergence>> {
-    let mut r = start(dir, w)?;
+    replay_on(Arc::new(LocalFileIO::new()), dir, w, faults)
+}
+
+/// [`replay`] on any storage: the table goes under `dir` of `io` (a local path, or a store URI such as
+/// `s3://bucket/prefix`), behind the fault injector.
+pub fn replay_on(
+    io: Arc<dyn FileIO>,
+    dir: &str,
+    w: &Workload,
+    faults: Option<FaultPlan>,
+) -> Result<std::result::Result<ReplayStats, Divergence>> {
+    let mut r = start(io, dir, w)?;
     let mut rng = faults.map(|f| StdRng::seed_from_u64(f.seed));
     let mut stats = ReplayStats::default();
     for (step, op) in w.ops.iter().enumerate() {
@@ -98,12 +109,11 @@ pub fn replay(
     Ok(Ok(stats))
 }
 
-/// A fresh table for `w` under `dir` (behind a `FaultyFileIO`), and its empty model.
-fn start(dir: &str, w: &Workload) -> Result<Runner> {
-    let local: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
+/// A fresh table for `w` under `dir` of `io` (behind a `FaultyFileIO`), and its empty model.
+fn start(io: Arc<dyn FileIO>, dir: &str, w: &Workload) -> Result<Runner> {
     let path = format!("{}/db.db/t", dir.trim_end_matches('/'));
-    Table::delete_table_dir(&local, &path)?;
-    let faulty = FaultyFileIO::new(local);
+    Table::delete_table_dir(&io, &path)?;
+    let faulty = FaultyFileIO::new(io);
     let mut columns = vec![("id".to_string(), DataType::bigint())];
     let mut pk = vec!["id".to_string()];
     let mut partition_keys = Vec::new();
