@@ -347,3 +347,30 @@ fn commits_scans_and_gets_make_few_requests_and_scans_list_nothing() {
     assert!(scan.total() < 40 && scan.list <= 1, "open and scan: {scan}");
     assert!(get.total() < 30 && get.list == 0, "get: {get}");
 }
+
+/// The README's object-storage example runs as written, against the loopback server (its endpoint and
+/// credentials in place of the example's, its bucket made first).
+#[test]
+fn the_readme_object_storage_example_runs_as_written() {
+    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    let section = readme.split("## Tables on object storage").nth(1).expect("README has the section");
+    let block = section.split("```sh\n").nth(1).expect("an sh block").split("```").next().unwrap();
+    let bucket = s3::bucket();
+    let script = block
+        .replace("http://127.0.0.1:9000", &s3::endpoint())
+        .replace("s3://warehouse/", &format!("s3://{bucket}/"))
+        .replace("minioadmin", "strata");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("rows.jsonl"), "{\"id\":1,\"v\":\"a\"}\n{\"id\":2,\"v\":\"b\"}\n").unwrap();
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_strata")).parent().unwrap().to_path_buf();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = std::process::Command::new("sh")
+        .args(["-ec", &script])
+        .current_dir(dir.path())
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{script}\n{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("| 2  | b |"), "{stdout}");
+}

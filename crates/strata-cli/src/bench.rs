@@ -217,27 +217,54 @@ fn scan_rate(table: &Table) -> Result<(usize, f64)> {
     Ok((rows, started.elapsed().as_secs_f64()))
 }
 
+/// Where the bench's tables live, when not in a local directory: a warehouse location, the storage writers
+/// use, and the storage readers use (another client, with no local copies of what the writers wrote, as a
+/// reading process elsewhere would see the store).
+pub struct BenchStore<'a> {
+    /// The warehouse location (a local path or a store URI).
+    pub warehouse: &'a str,
+    /// The writers' storage.
+    pub writer: Arc<dyn FileIO>,
+    /// The readers' storage.
+    pub reader: Arc<dyn FileIO>,
+}
+
+/// The storage of one run: writers and readers count what they do apart.
+struct Storage {
+    writer: Arc<CountingIO>,
+    reader: Arc<CountingIO>,
+}
+
+impl Storage {
+    fn reader_io(&self) -> Arc<dyn FileIO> {
+        self.reader.clone()
+    }
+}
+
 /// Runs the benchmark; prints a table (or JSON) and writes `scan_vs_runs.svg` into `dir`.
 ///
-/// The tables go into a fresh subdirectory of `dir` (or of `warehouse`, a local path or a store URI, when
-/// given: `inner` reaches it) that this run creates and removes (whatever happens), so nothing already there
-/// is touched but the chart file.
+/// The tables go into a fresh subdirectory of `dir` (or of `store`'s warehouse) that this run creates and
+/// removes (whatever happens), so nothing already there is touched but the chart file.
 pub fn run(
     dir: &str,
-    warehouse: Option<(&str, Arc<dyn FileIO>)>,
+    store: Option<BenchStore<'_>>,
     rows: usize,
     rounds: usize,
     buckets: u32,
     json_out: bool,
 ) -> Result<Value> {
-    let (root, inner) = match warehouse {
-        Some((w, io)) => (w.to_string(), io),
-        None => (dir.to_string(), Arc::new(LocalFileIO::new()) as Arc<dyn FileIO>),
+    let counting = |inner: Arc<dyn FileIO>| Arc::new(CountingIO { inner, written: AtomicU64::new(0) });
+    let (root, storage) = match store {
+        Some(s) => (s.warehouse.to_string(), Storage { writer: counting(s.writer), reader: counting(s.reader) }),
+        None => {
+            let local = counting(Arc::new(LocalFileIO::new()));
+            (dir.to_string(), Storage { writer: local.clone(), reader: local })
+        }
     };
-    let io = Arc::new(CountingIO { inner, written: AtomicU64::new(0) });
+    let io = storage.writer.clone();
     let work = format!("{root}/strata-bench-{}", uuid::Uuid::new_v4());
     io.mkdirs(&work)?;
-    let result = run_in(&io, &work, dir, rows, rounds, buckets, json_out);
+    let result = run_in(&storage, &work, dir, rows, rounds, buckets, json_out);
     let removed = io.delete_dir(&work);
     let report = result?;
     removed?;
@@ -245,7 +272,7 @@ pub fn run(
 }
 
 fn run_in(
-    io: &Arc<CountingIO>,
+    storage: &Storage,
     work: &str,
     dir: &str,
     rows: usize,
@@ -253,7 +280,7 @@ fn run_in(
     buckets: u32,
     json_out: bool,
 ) -> Result<Value> {
-    let dyn_io: Arc<dyn FileIO> = io.clone();
+    let dyn_io: Arc<dyn FileIO> = storage.writer.clone();
     let w = Workload { rows, rounds };
     let mut report = serde_json::Map::new();
     let mut lines = Vec::new();
@@ -261,7 +288,7 @@ fn run_in(
     report.insert("ingest".into(), ingest);
     lines.push(line);
     for (name, dv) in [("dv", true), ("mor", false)] {
-        let (entry, table_lines) = bench_table(io, work, name, dv, &w, buckets)?;
+        let (entry, table_lines) = bench_table(storage, work, name, dv, &w, buckets)?;
         report.insert(name.to_string(), entry);
         lines.extend(table_lines);
     }
@@ -325,17 +352,19 @@ fn bench_ingest(dyn_io: &Arc<dyn FileIO>, work: &str, rows: usize) -> Result<(Va
 /// Writes `w` into a fresh table (deletion vectors or merge-on-read), then scans, filters, counts and looks
 /// keys up; the report entry and its lines.
 fn bench_table(
-    io: &Arc<CountingIO>,
+    storage: &Storage,
     work: &str,
     name: &str,
     dv: bool,
     w: &Workload,
     buckets: u32,
 ) -> Result<(Value, Vec<String>)> {
+    let io = &storage.writer;
     let dyn_io: Arc<dyn FileIO> = io.clone();
     let rows = w.rows;
     let mut lines = Vec::new();
-    let table = Table::create(dyn_io.clone(), &format!("{work}/bench.db/{name}"), schema(dv, buckets, &[])?)?;
+    let path = format!("{work}/bench.db/{name}");
+    let table = Table::create(dyn_io.clone(), &path, schema(dv, buckets, &[])?)?;
     reset_peak();
     let before = io.written.load(Ordering::Relaxed);
     let requests = Requests::start(io.as_ref());
@@ -344,6 +373,9 @@ fn bench_table(
     let write_mem = peak_mib();
     let bytes = io.written.load(Ordering::Relaxed) - before;
     let (files, runs) = runs_per_bucket(&table)?;
+    // Reads go through the readers' storage, which holds no copy of what the writers wrote.
+    let table = Table::open(storage.reader_io(), &path)?;
+    let io = &storage.reader;
     reset_peak();
     let requests = Requests::start(io.as_ref());
     let (scan_rows, scan_secs) = scan_rate(&table)?;

@@ -343,6 +343,14 @@ fn io() -> Arc<dyn FileIO> {
     }
 }
 
+/// Storage like [`io`] but of its own: another client without local copies of immutable files, as a
+/// separate reading process would have.
+fn reader_io() -> Result<Arc<dyn FileIO>, Error> {
+    let mut options = STORE_OPTIONS.get().cloned().unwrap_or_default();
+    options.insert(strata_store::FILE_CACHE_SIZE.to_string(), "0".to_string());
+    Ok(Arc::new(progress::CountingFileIO(strata_store::StoreRouter::new(options)?)))
+}
+
 /// The canonical location of a table argument: a local path made absolute, or a store URI
 /// (`s3://bucket/warehouse/db.db/t`); schemes Strata cannot reach are refused, never made local directories.
 fn location(dir: &str) -> Result<String, Error> {
@@ -394,8 +402,11 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
                 return Err(Error::invalid("bench", "--rows and --buckets must be positive"));
             }
             let warehouse = warehouse.as_deref().map(location).transpose()?;
-            let report =
-                bench::run(&absolute(&dir), warehouse.as_deref().map(|w| (w, io())), rows, rounds, buckets, json)?;
+            let store = match &warehouse {
+                Some(w) => Some(bench::BenchStore { warehouse: w, writer: io(), reader: reader_io()? }),
+                None => None,
+            };
+            let report = bench::run(&absolute(&dir), store, rows, rounds, buckets, json)?;
             if json {
                 println!("{report}");
             }

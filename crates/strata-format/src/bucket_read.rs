@@ -77,7 +77,12 @@ pub fn read_positions(
         select: Some(positions),
         mapping: file.mapping.as_deref(),
     };
-    checked(crate::reader::open_file_ranged(io, &file.path, format, &req)?, file, &req.columns)
+    checked(crate::reader::open_file_ranged(io, &file.path, format, &req, recorded_size(file))?, file, &req.columns)
+}
+
+/// The size `file`'s manifest entry records, if it records one.
+fn recorded_size(file: &DataFileRef) -> Option<u64> {
+    u64::try_from(file.meta.file_size).ok().filter(|&n| n > 0)
 }
 
 /// `batches` of `file` checked against its manifest entry: the row count now, and every decoded batch (of
@@ -116,7 +121,7 @@ pub fn open_data_file_ranged(
     prune: Option<crate::predicate::TypedPredicate>,
 ) -> Result<FileBatches> {
     let (format, req) = whole_file_request(file, columns, with_positions, batch_size, prune)?;
-    checked(crate::reader::open_file_ranged(io, &file.path, format, &req)?, file, &req.columns)
+    checked(crate::reader::open_file_ranged(io, &file.path, format, &req, recorded_size(file))?, file, &req.columns)
 }
 
 /// The format of `file` and a request for its rows (its deletion vector applied), as both ways of opening

@@ -117,11 +117,17 @@ pub fn open_file_ranged(
     path: &str,
     format: FileFormat,
     req: &ReadRequest<'_>,
+    size: Option<u64>,
 ) -> Result<FileBatches> {
     match format {
         FileFormat::Orc => open_file(io.as_ref(), path, format, req),
         FileFormat::Parquet => {
-            let len = io.size(path)?;
+            // The size the manifest records saves a request (Paimon's readers take it from there too); a
+            // file of another size fails to decode, which names it as corrupt.
+            let len = match size {
+                Some(n) if n > 0 => n,
+                _ => io.size(path)?,
+            };
             let file = RangedFile { io: io.clone(), path: path.to_string(), len };
             guarded(path, || open_source(ParquetSource::Ranged(file), path, format, req))
         }

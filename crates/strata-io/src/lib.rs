@@ -149,6 +149,31 @@ pub trait FileIO: Send + Sync + Debug {
     }
 }
 
+/// Requests a reader keeps in flight when it knows several files it needs (manifests, deletion vectors):
+/// on an object store each waits tens of milliseconds, so they are issued side by side.
+pub const READ_AHEAD: usize = 8;
+
+/// `f` applied to every item on up to `max` threads at once; the results in the items' order. For I/O that
+/// waits: many requests in flight hide a store's latency.
+pub fn parallel_map<T: Sync, R: Send>(items: &[T], max: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    if items.len() <= 1 || max <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<parking_lot::Mutex<Option<R>>> = items.iter().map(|_| parking_lot::Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..max.min(items.len()) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                *slots[i].lock() = Some(f(item));
+            });
+        }
+    });
+    // Every slot was filled: each index below the length was taken by exactly one thread.
+    slots.into_iter().filter_map(|m| m.into_inner()).collect()
+}
+
 /// Joins path segments with `/`.
 pub fn join(base: &str, name: &str) -> String {
     if base.is_empty() {

@@ -98,20 +98,27 @@ impl ManifestStore {
         }
     }
 
-    /// Every manifest file a snapshot's base and delta lists name, in order.
+    /// Every manifest file a snapshot's base and delta lists name, in order (the two lists read side by side).
     pub fn data_manifests(&self, snapshot: &Snapshot) -> Result<Vec<ManifestFileMeta>> {
-        let mut metas =
-            self.read_manifest_list_sized(&snapshot.base_manifest_list, snapshot.base_manifest_list_size)?;
-        metas.extend(self.read_manifest_list_sized(&snapshot.delta_manifest_list, snapshot.delta_manifest_list_size)?);
+        let lists = [
+            (&snapshot.base_manifest_list, snapshot.base_manifest_list_size),
+            (&snapshot.delta_manifest_list, snapshot.delta_manifest_list_size),
+        ];
+        let mut metas = Vec::new();
+        for read in strata_io::parallel_map(&lists, 2, |(name, size)| self.read_manifest_list_sized(name, *size)) {
+            metas.extend(read?);
+        }
         Ok(metas)
     }
 
-    /// The live data files of `snapshot`.
+    /// The live data files of `snapshot`; its manifests are read side by side (up to
+    /// [`strata_io::READ_AHEAD`] at once) and applied in order.
     pub fn live_files(&self, snapshot: &Snapshot) -> Result<LiveFiles> {
         let _span = tracing::debug_span!("live_files", snapshot = snapshot.id).entered();
+        let metas = self.data_manifests(snapshot)?;
         let mut live = LiveFiles::new();
-        for meta in self.data_manifests(snapshot)? {
-            merge_into(&mut live, self.read_manifest_of(&meta)?);
+        for entries in strata_io::parallel_map(&metas, strata_io::READ_AHEAD, |m| self.read_manifest_of(m)) {
+            merge_into(&mut live, entries?);
         }
         Ok(live)
     }

@@ -19,6 +19,7 @@ use strata_spec::{Result, Snapshot};
 use crate::table::Table;
 
 mod plan;
+mod prefetch;
 mod split_reader;
 
 pub use plan::{DataSplit, Plan};

@@ -17,7 +17,7 @@ impl ReadBuilder {
     /// Reads a plan made earlier (it reads the planned snapshot even if commits landed since). Every batch is
     /// held in memory; [`stream_plan`](Self::stream_plan) hands them out as they are decoded instead.
     pub fn read_plan(&self, plan: &Plan) -> Result<ScanResult> {
-        let reader = self.split_reader()?;
+        let reader = self.split_reader_for(plan)?;
         let produced = AtomicUsize::new(0);
         let results: Mutex<Vec<(usize, Vec<RecordBatch>)>> = Mutex::new(Vec::new());
         let first_error: Mutex<Option<Error>> = Mutex::new(None);
@@ -77,7 +77,7 @@ impl ReadBuilder {
     /// interleave in completion order (within a split they keep file order). The first error ends the stream;
     /// dropping the stream stops the threads.
     pub fn stream_plan(&self, plan: &Plan) -> Result<BatchStream> {
-        let reader = Arc::new(self.split_reader()?);
+        let reader = Arc::new(self.split_reader_for(plan)?);
         let splits: Arc<Vec<DataSplit>> = Arc::new(plan.splits.clone());
         let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(splits.len().max(1));
         let (tx, rx) = crossbeam::channel::bounded::<Result<RecordBatch>>(2 * threads);
@@ -120,6 +120,21 @@ impl ReadBuilder {
             left: self.limit,
             done: false,
         })
+    }
+
+    /// [`split_reader`](Self::split_reader) for reading `plan`: on a store that counts requests (an object
+    /// store), the plan's files are fetched ahead of the read threads (unless a limit may stop it early).
+    fn split_reader_for(&self, plan: &Plan) -> Result<SplitReader> {
+        let mut reader = self.split_reader()?;
+        if self.limit.is_none() && reader.io.request_counts().is_some() {
+            let files = plan
+                .splits
+                .iter()
+                .flat_map(|s| s.files.iter().map(|(path, meta)| (path.clone(), meta.file_size.max(0) as u64)))
+                .collect();
+            reader.io = Arc::new(super::prefetch::Prefetching::new(reader.io.clone(), files));
+        }
+        Ok(reader)
     }
 
     /// What every split read of this builder shares: the columns read, the filter, the output schema.
@@ -193,17 +208,16 @@ impl SplitReader {
     /// Reads one split, handing each batch to `emit` until it returns false.
     fn read_split(&self, split: &DataSplit, emit: &mut dyn FnMut(RecordBatch) -> bool) -> Result<()> {
         let _span = tracing::debug_span!("read_split", files = split.files.len(), raw = split.raw).entered();
+        // The split's deletion vectors, read side by side (each is a range read of its index file).
+        let vectors = strata_io::parallel_map(&split.deletion_files, strata_io::READ_AHEAD, |df| match df {
+            Some(d) => d.read(self.io.as_ref()).map(|v| Some(Arc::from(v))),
+            None => Ok(None),
+        });
         let refs: Vec<DataFileRef> = split
             .files
             .iter()
-            .zip(&split.deletion_files)
-            .map(|((path, meta), df)| {
-                let dv = match df {
-                    Some(d) => Some(Arc::from(d.read(self.io.as_ref())?)),
-                    None => None,
-                };
-                self.layout.file_ref(path.clone(), meta.clone(), dv)
-            })
+            .zip(vectors)
+            .map(|((path, meta), dv)| self.layout.file_ref(path.clone(), meta.clone(), dv?))
             .collect::<Result<_>>()?;
         if split.raw {
             // A raw read takes every row as live, which is right only if the file holds no retraction: the
