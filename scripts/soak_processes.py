@@ -108,30 +108,26 @@ def concurrent_round(binary, work, rng, writers, writes_each, keys):
     return len(landed), writers * writes_each, failures
 
 
+# (name prefix, name suffix, kind) of the files a flip may hit; the first that fits a name decides.
+FILE_KINDS = [
+    ("data-", ".parquet", "data-parquet"),
+    ("data-", ".orc", "data-orc"),
+    ("index-manifest-", "", "index-manifest"),
+    ("index-", "", "dv-index"),
+    ("manifest-list-", "", "manifest-list"),
+    ("manifest-", "", "manifest"),
+    ("snapshot-", "", "snapshot"),
+    ("schema-", "", "schema"),
+]
+
+
 def file_kinds(table):
     kinds = {}
     for root, _, files in os.walk(table):
         for f in files:
-            p = os.path.join(root, f)
-            if f.startswith("data-") and f.endswith(".parquet"):
-                k = "data-parquet"
-            elif f.startswith("data-") and f.endswith(".orc"):
-                k = "data-orc"
-            elif f.startswith("index-manifest-"):
-                k = "index-manifest"
-            elif f.startswith("index-"):
-                k = "dv-index"
-            elif f.startswith("manifest-list-"):
-                k = "manifest-list"
-            elif f.startswith("manifest-"):
-                k = "manifest"
-            elif f.startswith("snapshot-"):
-                k = "snapshot"
-            elif f.startswith("schema-"):
-                k = "schema"
-            else:
-                continue
-            kinds.setdefault(k, []).append(p)
+            k = next((k for prefix, suffix, k in FILE_KINDS if f.startswith(prefix) and f.endswith(suffix)), None)
+            if k is not None:
+                kinds.setdefault(k, []).append(os.path.join(root, f))
     return kinds
 
 

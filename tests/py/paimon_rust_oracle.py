@@ -9,13 +9,13 @@ Tables have the columns id BIGINT NOT NULL, [p STRING NOT NULL,] name STRING, v 
 primary key (id[, p]), partitioned by p when `partitioned`, and `rowkind.field` = rk, which is how rows are
 deleted: a row whose rk is '-D' deletes its key (paimon-rust takes no row-kind column in write_arrow).
 """
-import datetime
-import decimal
 import json
 import random
 import sys
 
 import pyarrow as pa
+
+from oracle_common import json_rows, split_table_path
 
 
 def _catalog(warehouse):
@@ -23,17 +23,8 @@ def _catalog(warehouse):
     return PaimonCatalog({'warehouse': warehouse})
 
 
-def _split(path):
-    """(warehouse, db, table) of a table directory <warehouse>/<db>.db/<table>."""
-    path = path.rstrip('/')
-    db_dir, table = path.rsplit('/', 1)
-    warehouse, db = db_dir.rsplit('/', 1)
-    assert db.endswith('.db'), path
-    return warehouse, db[:-3], table
-
-
 def _table_at(path):
-    warehouse, db, table = _split(path)
+    warehouse, db, table = split_table_path(path)
     return _catalog(warehouse).get_table(f"{db}.{table}")
 
 
@@ -55,7 +46,7 @@ def _arrow_schema(partitioned):
 
 def cmd_create(spec):
     """Creates a table through SQL: spec {path, partitioned, buckets, format, options}."""
-    warehouse, db, table = _split(spec['path'])
+    warehouse, db, table = split_table_path(spec['path'])
     ctx = _sql_context(warehouse)
     ctx.sql(f"CREATE SCHEMA IF NOT EXISTS p.{db}")
     partitioned = spec.get('partitioned', False)
@@ -113,21 +104,11 @@ def cmd_write(spec):
     return {'commits': written, 'snapshots': snapshots}
 
 
-def _json_value(v):
-    if isinstance(v, (bytes, bytearray)):
-        return v.hex()
-    if isinstance(v, decimal.Decimal):
-        return str(v)
-    if isinstance(v, (datetime.datetime, datetime.date, datetime.time)):
-        return v.isoformat()
-    return v
-
-
 def _rows(batches):
     """The rows of a list of record batches (none when the list is empty), as JSON objects."""
     out = []
     for b in batches:
-        out.extend({k: _json_value(v) for k, v in row.items()} for row in b.to_pylist())
+        out.extend(json_rows(b.to_pylist()))
     return out
 
 
