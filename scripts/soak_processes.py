@@ -11,7 +11,11 @@ of a chosen kind is flipped, `strata scan` runs, and the outcome is classified a
 error (non-zero exit with a message), harmless (same rows), silent (different rows, exit 0) or panic
 (exit 101). The file is restored after each flip.
 
-Usage: soak_processes.py STRATA_BINARY SECONDS [--seed N] [--json]
+With --warehouse URI (an object store location such as s3://bucket/soak, reached through the AWS_*
+environment), phase 1 runs on the store for the whole time: racing writer processes whose commits only the
+store's conditional create decides; phase 2 (flipping bytes of local files) is skipped.
+
+Usage: soak_processes.py STRATA_BINARY SECONDS [--seed N] [--warehouse URI] [--json]
 """
 
 import json
@@ -52,8 +56,8 @@ def scan(binary, table):
     return 0, rows, ""
 
 
-def concurrent_round(binary, work, rng, writers, writes_each, keys):
-    table = os.path.join(work, "t")
+def concurrent_round(binary, work, rng, writers, writes_each, keys, warehouse=None):
+    table = f"{warehouse}/r{rng.randrange(1 << 40)}/db.db/t" if warehouse else os.path.join(work, "t")
     dv = rng.random() < 0.5
     create(binary, table, dv)
     landed, failures, lock = [], [], threading.Lock()
@@ -104,34 +108,31 @@ def concurrent_round(binary, work, rng, writers, writes_each, keys):
         report = json.loads(out)
         if report.get("dataFiles") or report.get("indexFiles"):
             failures.append(f"files left behind: {report}")
-    shutil.rmtree(table)
+    if not warehouse:
+        shutil.rmtree(table)
     return len(landed), writers * writes_each, failures
+
+
+# (name prefix, name suffix, kind) of the files a flip may hit; the first that fits a name decides.
+FILE_KINDS = [
+    ("data-", ".parquet", "data-parquet"),
+    ("data-", ".orc", "data-orc"),
+    ("index-manifest-", "", "index-manifest"),
+    ("index-", "", "dv-index"),
+    ("manifest-list-", "", "manifest-list"),
+    ("manifest-", "", "manifest"),
+    ("snapshot-", "", "snapshot"),
+    ("schema-", "", "schema"),
+]
 
 
 def file_kinds(table):
     kinds = {}
     for root, _, files in os.walk(table):
         for f in files:
-            p = os.path.join(root, f)
-            if f.startswith("data-") and f.endswith(".parquet"):
-                k = "data-parquet"
-            elif f.startswith("data-") and f.endswith(".orc"):
-                k = "data-orc"
-            elif f.startswith("index-manifest-"):
-                k = "index-manifest"
-            elif f.startswith("index-"):
-                k = "dv-index"
-            elif f.startswith("manifest-list-"):
-                k = "manifest-list"
-            elif f.startswith("manifest-"):
-                k = "manifest"
-            elif f.startswith("snapshot-"):
-                k = "snapshot"
-            elif f.startswith("schema-"):
-                k = "schema"
-            else:
-                continue
-            kinds.setdefault(k, []).append(p)
+            k = next((k for prefix, suffix, k in FILE_KINDS if f.startswith(prefix) and f.endswith(suffix)), None)
+            if k is not None:
+                kinds.setdefault(k, []).append(os.path.join(root, f))
     return kinds
 
 
@@ -186,21 +187,24 @@ def flip_once(binary, rng, tables, counts):
 def main():
     binary, seconds = sys.argv[1], float(sys.argv[2])
     seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 1
+    warehouse = sys.argv[sys.argv.index("--warehouse") + 1] if "--warehouse" in sys.argv else None
     rng = random.Random(seed)
     started = time.time()
     work = tempfile.mkdtemp(prefix="strata-soak-processes-")
     failures, rounds, landed, attempted = [], 0, 0, 0
     try:
-        # Half the time on concurrent writers, half on flips.
-        while time.time() - started < seconds / 2:
-            l, a, f = concurrent_round(binary, work, rng, writers=4, writes_each=4, keys=200)
+        # Half the time on concurrent writers, half on flips (on a store, all of it on writers).
+        writing = seconds if warehouse else seconds / 2
+        while time.time() - started < writing:
+            l, a, f = concurrent_round(binary, work, rng, writers=4, writes_each=4, keys=200, warehouse=warehouse)
             rounds, landed, attempted = rounds + 1, landed + l, attempted + a
             failures += f
-        tables = flip_tables(binary, work, rng)
         counts, flips = {}, 0
-        while time.time() - started < seconds:
-            flip_once(binary, rng, tables, counts)
-            flips += 1
+        if not warehouse:
+            tables = flip_tables(binary, work, rng)
+            while time.time() - started < seconds:
+                flip_once(binary, rng, tables, counts)
+                flips += 1
     finally:
         shutil.rmtree(work, ignore_errors=True)
     silent = sum(c["silent"] for c in counts.values())

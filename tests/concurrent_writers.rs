@@ -3,39 +3,18 @@
 //! with one's data lost (Paimon issues 5762 and 8226).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use strata::spec::{DataType, Datum, TableSchema};
-use strata::{ErrorKind, FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
+use common::fixtures::{create_table, kv_rows};
+use strata::spec::Datum;
+use strata::{ErrorKind, FileIO, LocalFileIO, Table, TableWriter};
 
 fn table(dir: &std::path::Path) -> Table {
-    let schema = TableSchema::new(
-        vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint())],
-        vec![],
-        vec!["id".into()],
-        BTreeMap::from([
-            ("bucket".to_string(), "1".to_string()),
-            ("deletion-vectors.enabled".to_string(), "true".to_string()),
-        ]),
-        0,
-    )
-    .unwrap();
     let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
-    Table::create(io, dir.join("t").to_str().unwrap(), schema).unwrap()
-}
-
-fn rows(t: &Table) -> BTreeMap<i64, i64> {
-    let r = ReadBuilder::new(t).read().unwrap();
-    let mut out = BTreeMap::new();
-    for b in &r.batches {
-        let ids = b.column(0).as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
-        let vs = b.column(1).as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
-        for i in 0..b.num_rows() {
-            assert!(out.insert(ids.value(i), vs.value(i)).is_none(), "duplicate key {}", ids.value(i));
-        }
-    }
-    out
+    create_table(io, dir.join("t").to_str().unwrap(), 1, &[("deletion-vectors.enabled", "true")])
 }
 
 fn put(w: &mut TableWriter, k: i64, v: i64) {
@@ -59,7 +38,7 @@ fn a_delete_by_another_writer_does_not_come_back() {
     job.delete(vec![Some(Datum::BigInt(3))]).unwrap();
     job.delete(vec![Some(Datum::BigInt(5))]).unwrap();
     job.commit().unwrap();
-    let after_delete = rows(&t);
+    let after_delete = kv_rows(&t);
     assert!(!after_delete.contains_key(&3) && !after_delete.contains_key(&5));
 
     // The streaming writer's next commit was computed against deletion vectors that changed meanwhile: it
@@ -75,7 +54,7 @@ fn a_delete_by_another_writer_does_not_come_back() {
             streaming.commit().unwrap();
         }
     }
-    let now = rows(&t);
+    let now = kv_rows(&t);
     assert!(!now.contains_key(&3), "key 3 came back");
     assert!(!now.contains_key(&5), "key 5 came back");
     assert_eq!(now.get(&7), Some(&77));
@@ -112,7 +91,7 @@ fn racing_committers_on_one_bucket_never_lose_an_acknowledged_write() {
         }
     });
     // Every acknowledged write is visible unless a later acknowledged write replaced its key.
-    let now = rows(&t);
+    let now = kv_rows(&t);
     let mut last: BTreeMap<i64, (i64, i64)> = BTreeMap::new();
     for (id, kv) in acked.into_inner().unwrap() {
         let (k, v) = (kv / 100_000, kv % 100_000);

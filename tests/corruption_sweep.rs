@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
@@ -16,54 +16,7 @@ use strata::spec::index_file_meta::DELETION_VECTORS_INDEX;
 use strata::spec::{BinaryRow, DataType, Datum, DeletionVectorMeta, IndexFileMeta, TableSchema};
 use strata::table::{CommitMessage, Committable};
 use strata::{Catalog, ErrorKind, FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
-
-/// A `FileIO` that records which files were read, to sweep only the files a read depends on.
-#[derive(Debug, Default)]
-struct Recording {
-    inner: LocalFileIO,
-    read: Mutex<BTreeSet<String>>,
-}
-
-impl Recording {
-    fn note(&self, path: &str) {
-        self.read.lock().unwrap().insert(path.to_string());
-    }
-}
-
-impl FileIO for Recording {
-    fn read(&self, path: &str) -> strata::Result<Vec<u8>> {
-        self.note(path);
-        self.inner.read(path)
-    }
-    fn read_range(&self, path: &str, offset: u64, len: u64) -> strata::Result<Vec<u8>> {
-        self.note(path);
-        self.inner.read_range(path, offset, len)
-    }
-    fn size(&self, path: &str) -> strata::Result<u64> {
-        self.inner.size(path)
-    }
-    fn write(&self, path: &str, data: &[u8]) -> strata::Result<()> {
-        self.inner.write(path, data)
-    }
-    fn create_if_absent(&self, path: &str, data: &[u8]) -> strata::Result<bool> {
-        self.inner.create_if_absent(path, data)
-    }
-    fn exists(&self, path: &str) -> strata::Result<bool> {
-        self.inner.exists(path)
-    }
-    fn list(&self, dir: &str) -> strata::Result<Vec<strata::io::FileStatus>> {
-        self.inner.list(dir)
-    }
-    fn delete(&self, path: &str) -> strata::Result<()> {
-        self.inner.delete(path)
-    }
-    fn delete_dir(&self, path: &str) -> strata::Result<()> {
-        self.inner.delete_dir(path)
-    }
-    fn mkdirs(&self, path: &str) -> strata::Result<()> {
-        self.inner.mkdirs(path)
-    }
-}
+use strata_sim::FaultyFileIO;
 
 fn create(dir: &std::path::Path, name: &str, options: &[(&str, &str)]) -> Table {
     let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
@@ -106,6 +59,11 @@ fn build(dir: &std::path::Path, dv: bool, format: &str) -> String {
     }
     commit(&t, (0..400).step_by(3), 1, &[5, 11, 17]);
     commit(&t, (0..400).step_by(7), 2, &[23, 301]);
+    table_path(dir)
+}
+
+/// Where `create` puts table `t`.
+fn table_path(dir: &std::path::Path) -> String {
     dir.join("db.db/t").to_str().unwrap().to_string()
 }
 
@@ -165,10 +123,16 @@ struct Counts {
 
 /// Flips one bit of one byte at `per_file` offsets spread over each file the scan of the table at `path` reads.
 fn sweep(path: &str, per_file: usize, counts: &mut BTreeMap<&'static str, Counts>) {
-    let rec = Arc::new(Recording::default());
-    let baseline = scan(rec.clone(), path).unwrap();
+    // The files the scan reads: those of the read operations a (never failing) FaultyFileIO logs.
+    let rec = FaultyFileIO::new(local());
+    let baseline = scan(Arc::new(rec.clone()), path).unwrap();
     assert!(!baseline.is_empty());
-    let files: Vec<String> = rec.read.lock().unwrap().iter().cloned().collect();
+    let files: BTreeSet<String> = rec
+        .log()
+        .iter()
+        .filter_map(|op| op.strip_prefix("read ").or_else(|| op.strip_prefix("read_range ")))
+        .map(str::to_string)
+        .collect();
     let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
     for f in files {
         let Some(k) = kind(&f) else { continue };
@@ -248,7 +212,7 @@ fn a_flipped_byte_in_a_parquet_value_page_is_a_corrupt_error() {
     let dir = tempfile::tempdir().unwrap();
     let t = create(dir.path(), "t", &[("file.compression", "none")]);
     commit(&t, 0..300, 0, &[]);
-    let path = dir.path().join("db.db/t").to_str().unwrap().to_string();
+    let path = table_path(dir.path());
     let file = data_files(&path, "parquet")[0].clone();
     let bytes = std::fs::read(&file).unwrap();
     // The middle of column `v`'s chunk: uncompressed plain or dictionary values, which decode to other values.
@@ -265,23 +229,29 @@ fn a_flipped_byte_in_a_parquet_value_page_is_a_corrupt_error() {
     assert!(msg.contains(file.file_name().unwrap().to_str().unwrap()) && msg.contains("'v'"), "{msg}");
 }
 
-#[test]
-fn a_data_file_whose_row_count_differs_from_its_manifest_entry_is_corrupt() {
+/// A table of two commits (keys `first`, then `second`) in each format, whose first data file is replaced by
+/// the second: the scan fails as corrupt, saying `want`.
+fn second_file_over_the_first_is_corrupt(first: std::ops::Range<i64>, second: std::ops::Range<i64>, want: &str) {
     for ext in ["parquet", "orc"] {
         let dir = tempfile::tempdir().unwrap();
         let t = create(dir.path(), "t", &[("file.format", ext)]);
-        commit(&t, 0..300, 0, &[]);
-        commit(&t, 0..50, 1, &[]);
-        let path = dir.path().join("db.db/t").to_str().unwrap().to_string();
+        commit(&t, first.clone(), 0, &[]);
+        commit(&t, second.clone(), 1, &[]);
+        let path = table_path(dir.path());
         let files = data_files(&path, ext);
         assert_eq!(files.len(), 2);
-        // The second file (keys 0..50, tag 1) stands in for the first: its keys lie within the first's
-        // min/max, so only the row count tells them apart.
         std::fs::copy(&files[1], &files[0]).unwrap();
         let err = scan(local(), &path).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Corrupt, "{ext}: {err}");
-        assert!(err.to_string().contains("50 rows where its manifest entry says 300"), "{ext}: {err}");
+        assert!(err.to_string().contains(want), "{ext}: {err}");
     }
+}
+
+#[test]
+fn a_data_file_whose_row_count_differs_from_its_manifest_entry_is_corrupt() {
+    // The second file (keys 0..50, tag 1) stands in for the first: its keys lie within the first's min/max,
+    // so only the row count tells them apart.
+    second_file_over_the_first_is_corrupt(0..300, 0..50, "50 rows where its manifest entry says 300");
 }
 
 #[test]
@@ -315,7 +285,7 @@ fn a_deletion_vector_naming_a_file_that_is_not_live_is_corrupt() {
         ..Default::default()
     };
     t.new_commit("other").unwrap().commit(&c).unwrap();
-    let path = dir.path().join("db.db/t").to_str().unwrap().to_string();
+    let path = table_path(dir.path());
     let err = scan(local(), &path).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
     assert!(err.to_string().contains("data-not-live-0.parquet"), "{err}");
@@ -342,18 +312,6 @@ fn a_snapshot_that_lost_a_live_files_deletion_vector_is_corrupt() {
 
 #[test]
 fn a_data_file_with_keys_outside_its_manifest_range_is_corrupt() {
-    for ext in ["parquet", "orc"] {
-        let dir = tempfile::tempdir().unwrap();
-        let t = create(dir.path(), "t", &[("file.format", ext)]);
-        commit(&t, 0..100, 0, &[]);
-        commit(&t, 200..300, 1, &[]);
-        let path = dir.path().join("db.db/t").to_str().unwrap().to_string();
-        let files = data_files(&path, ext);
-        assert_eq!(files.len(), 2);
-        // Same row count, keys 200..300 where the manifest says 0..99.
-        std::fs::copy(&files[1], &files[0]).unwrap();
-        let err = scan(local(), &path).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::Corrupt, "{ext}: {err}");
-        assert!(err.to_string().contains("outside the manifest's"), "{ext}: {err}");
-    }
+    // Same row count, keys 200..300 where the manifest says 0..99.
+    second_file_over_the_first_is_corrupt(0..100, 200..300, "outside the manifest's");
 }

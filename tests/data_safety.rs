@@ -14,17 +14,8 @@ use strata::table::maintenance::{expire_snapshots, remove_orphan_files, ExpireOp
 use strata::{get, ErrorKind, FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
 
 fn schema(dv: bool, buckets: u32) -> TableSchema {
-    TableSchema::new(
-        vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint())],
-        vec![],
-        vec!["id".into()],
-        BTreeMap::from([
-            ("bucket".to_string(), buckets.to_string()),
-            ("deletion-vectors.enabled".to_string(), dv.to_string()),
-        ]),
-        0,
-    )
-    .unwrap()
+    let (buckets, dv) = (buckets.to_string(), dv.to_string());
+    common::fixtures::kv_schema(&[("bucket", buckets.as_str()), ("deletion-vectors.enabled", dv.as_str())])
 }
 
 fn create(dir: &Path, dv: bool) -> Table {
@@ -198,14 +189,8 @@ fn create_refuses_a_directory_holding_other_files() {
     assert!(e.to_string().contains("notes.txt"), "{e}");
     assert!(root.path().join("notes.txt").exists());
     // The CLI says the same and exits non-zero.
-    let (code, _, err) = common::strata(&[
-        "create",
-        root.path().to_str().unwrap(),
-        "--schema",
-        "id BIGINT NOT NULL, v BIGINT",
-        "--primary-key",
-        "id",
-    ]);
+    let (code, _, err) =
+        common::strata_create(root.path().to_str().unwrap(), "id BIGINT NOT NULL, v BIGINT", "id", &[], &[]);
     assert_ne!(code, 0);
     assert!(err.contains("not empty"), "{err}");
 }

@@ -20,7 +20,7 @@
 mod common;
 
 use common::change_model::{by_key, create_at, expected, Change, ModelWriter};
-use common::{oracle, paimon_rust};
+use common::{json_rows, oracle, paimon_rust};
 use serde_json::{json, Value};
 use strata::spec::CommitKind;
 use strata::table::incremental::IncrementalMode;
@@ -175,19 +175,6 @@ fn strata_reads_every_range_of_a_pypaimon_table_as_pypaimon_does() {
             "snapshot {id}: Strata's delta read against pypaimon's streaming read"
         );
     }
-}
-
-fn json_rows(batches: &[arrow_array::RecordBatch]) -> Vec<Value> {
-    let mut buf = Vec::new();
-    let mut w = arrow_json::WriterBuilder::new()
-        .with_explicit_nulls(true)
-        .build::<_, arrow_json::writer::LineDelimited>(&mut buf);
-    for b in batches {
-        w.write(b).unwrap();
-    }
-    w.finish().unwrap();
-    drop(w);
-    String::from_utf8(buf).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
 /// Consumer files are Paimon's: pypaimon reads the progress a Strata follower records, and Strata's

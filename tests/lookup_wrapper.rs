@@ -3,45 +3,25 @@
 //! compaction leaves no vectors; a file past the delete-ratio threshold is rewritten.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::BTreeMap;
+mod common;
+
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Int64Array, RecordBatch};
-use arrow_schema::{DataType as ArrowType, Field, Schema};
-use strata::spec::{DataType, TableSchema};
+use common::fixtures::{create_table, kv_batch, kv_pairs};
 use strata::table::scan::{scan, ScanOptions};
 use strata::table::write::TableWrite;
 use strata::table::Committable;
 use strata::{FileIO, MemoryFileIO, Table};
 
 fn table(extra: &[(&str, &str)]) -> Table {
-    let mut options = BTreeMap::from([
-        ("bucket".to_string(), "1".to_string()),
-        ("deletion-vectors.enabled".to_string(), "true".to_string()),
-    ]);
-    for (k, v) in extra {
-        options.insert(k.to_string(), v.to_string());
-    }
-    let schema = TableSchema::new(
-        vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint())],
-        vec![],
-        vec!["id".into()],
-        options,
-        0,
-    )
-    .unwrap();
     let io: Arc<dyn FileIO> = Arc::new(MemoryFileIO::new());
-    Table::create(io, "/wh/db.db/t", schema).unwrap()
+    let options: Vec<(&str, &str)> =
+        [("deletion-vectors.enabled", "true")].into_iter().chain(extra.iter().copied()).collect();
+    create_table(io, "/wh/db.db/t", 1, &options)
 }
 
 fn commit(t: &Table, w: &mut TableWrite, id: i64, rows: &[(i64, i64)], kinds: &[i8], full: bool) {
-    let schema =
-        Arc::new(Schema::new(vec![Field::new("id", ArrowType::Int64, false), Field::new("v", ArrowType::Int64, true)]));
-    let cols: Vec<ArrayRef> = vec![
-        Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.0))),
-        Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.1))),
-    ];
-    w.write_with_kinds(&RecordBatch::try_new(schema, cols).unwrap(), kinds).unwrap();
+    w.write_with_kinds(&kv_batch(rows), kinds).unwrap();
     let messages = w.prepare_commit_with(full, None).unwrap();
     t.new_commit("w").unwrap().commit(&Committable { identifier: id, messages, ..Default::default() }).unwrap();
 }
@@ -63,16 +43,15 @@ fn vectors(t: &Table) -> Vec<(String, i32, Vec<u64>)> {
     out
 }
 
-fn rows(t: &Table) -> Vec<(i64, i64)> {
-    let r = scan(t, &ScanOptions::default()).unwrap();
-    let mut out = Vec::new();
-    for b in &r.batches {
-        let ids = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
-        let vs = b.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
-        out.extend((0..b.num_rows()).map(|i| (ids.value(i), vs.value(i))));
-    }
+/// The rows of snapshot `snapshot` (the latest when `None`), sorted.
+fn rows_at(t: &Table, snapshot: Option<i64>) -> Vec<(i64, i64)> {
+    let mut out = kv_pairs(&scan(t, &ScanOptions { snapshot, ..Default::default() }).unwrap().batches);
     out.sort();
     out
+}
+
+fn rows(t: &Table) -> Vec<(i64, i64)> {
+    rows_at(t, None)
 }
 
 #[test]
@@ -99,14 +78,7 @@ fn an_update_in_level_0_marks_the_older_row_in_the_deeper_level() {
     let append = t.snapshot(Some(3)).unwrap().unwrap();
     assert_eq!(append.commit_kind, strata::spec::CommitKind::Append);
     assert!(t.deletion_files(&append).unwrap().is_empty(), "the APPEND snapshot carries vectors");
-    let at_append = scan(&t, &ScanOptions { snapshot: Some(3), ..Default::default() }).unwrap();
-    let mut old_rows: Vec<(i64, i64)> = Vec::new();
-    for b in &at_append.batches {
-        let ids = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
-        let vs = b.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
-        old_rows.extend((0..b.num_rows()).map(|i| (ids.value(i), vs.value(i))));
-    }
-    old_rows.sort();
+    let old_rows = rows_at(&t, Some(3));
     assert_eq!(old_rows, vec![(1, 10), (2, 20), (3, 30)], "the APPEND snapshot shows rows without their vectors");
     assert!(t.live_files(&s).unwrap().iter().all(|e| e.file.level > 0), "level 0 left behind");
 }

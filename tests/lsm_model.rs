@@ -23,6 +23,9 @@ use strata::{FileIO, LocalFileIO, Table};
 
 type Model = BTreeMap<i64, (Option<i64>, Option<String>)>;
 
+/// A row written: (id, v, s).
+type Row = (i64, Option<i64>, Option<String>);
+
 fn create(dir: &std::path::Path, name: &str, dv: bool, extra: &[(&str, &str)]) -> Table {
     let mut options = BTreeMap::from([
         ("bucket".to_string(), "2".to_string()),
@@ -49,7 +52,7 @@ fn create_on(io: Arc<dyn FileIO>, path: &std::path::Path, options: BTreeMap<Stri
     Table::create(io, path.to_str().unwrap(), schema).unwrap()
 }
 
-fn batch(rows: &[(i64, Option<i64>, Option<String>)]) -> RecordBatch {
+fn batch(rows: &[Row]) -> RecordBatch {
     let schema = Arc::new(Schema::new(vec![
         Field::new("id", ArrowType::Int64, false),
         Field::new("v", ArrowType::Int64, true),
@@ -467,6 +470,156 @@ fn a_failed_commit_is_retried_by_the_next_commit_without_losing_rows() {
     }
 }
 
+/// A changelog row: its kind ("+I", "-U", "+U", "-D"), key, v and s.
+type ChangelogRow = (String, i64, Option<i64>, Option<String>);
+
+/// The options of a changelog test table: `producer`, a small write buffer, `engine` (removing the record on a
+/// delete, and summing `v` under aggregation).
+fn changelog_options<'a>(producer: &'a str, engine: &'a str) -> Vec<(&'a str, &'a str)> {
+    let mut options = vec![("changelog-producer", producer), ("write-buffer-size", "2 kb"), ("merge-engine", engine)];
+    match engine {
+        "partial-update" => options.push(("partial-update.remove-record-on-delete", "true")),
+        "aggregation" => {
+            options.push(("aggregation.remove-record-on-delete", "true"));
+            options.push(("fields.v.aggregate-function", "sum"));
+        }
+        _ => {}
+    }
+    options
+}
+
+/// Random puts (v and s set, s naming commit `c`) and deletes of keys below 200, with their row kinds.
+fn random_changes(rng: &mut StdRng, c: i64) -> (Vec<Row>, Vec<i8>) {
+    let mut rows = Vec::new();
+    let mut kinds = Vec::new();
+    for _ in 0..rng.random_range(20..150) {
+        let id = rng.random_range(0..200);
+        if rng.random_bool(0.2) {
+            rows.push((id, None, None));
+            kinds.push(3i8);
+        } else {
+            rows.push((id, Some(rng.random_range(0..100)), Some(format!("c{c}"))));
+            kinds.push(0);
+        }
+    }
+    (rows, kinds)
+}
+
+/// The changelog files of snapshots `first..=last` with their snapshot ids, each snapshot's changelog record
+/// count checked against its files.
+fn changelog_entries(table: &Table, first: i64, last: i64) -> Vec<(i64, strata::spec::ManifestEntry)> {
+    let mut entries = Vec::new();
+    for id in first..=last {
+        let s = table.snapshot(Some(id)).unwrap().unwrap();
+        let of_snapshot = table.changelog_files(&s).unwrap();
+        let rows_of_snapshot = of_snapshot.iter().map(|e| e.file.row_count).sum::<i64>();
+        assert_eq!(s.changelog_record_count, (!of_snapshot.is_empty()).then_some(rows_of_snapshot));
+        entries.extend(of_snapshot.into_iter().map(|e| (id, e)));
+    }
+    entries
+}
+
+/// The rows of changelog file `e`, in file order.
+fn changelog_rows(
+    table: &Table,
+    layout: &KeyValueLayout,
+    path: String,
+    e: &strata::spec::ManifestEntry,
+) -> Vec<ChangelogRow> {
+    use arrow_array::types::Int8Type;
+    let mut out = Vec::new();
+    let r = DataFileRef::new(path, e.file.clone(), None);
+    for b in open_data_file(table.io().as_ref(), &r, file_columns(layout), false, 1024).unwrap() {
+        let b = b.unwrap();
+        let kind = b.column(layout.kind_index()).as_primitive::<Int8Type>();
+        let ids = b.column(layout.value_index(0)).as_primitive::<Int64Type>();
+        let vs = b.column(layout.value_index(1)).as_primitive::<Int64Type>();
+        let ss = b.column(layout.value_index(2)).as_string::<i32>();
+        for i in 0..b.num_rows() {
+            let kind_name = ["+I", "-U", "+U", "-D"][kind.value(i) as usize];
+            out.push((
+                kind_name.to_string(),
+                ids.value(i),
+                vs.is_valid(i).then(|| vs.value(i)),
+                ss.is_valid(i).then(|| ss.value(i).to_string()),
+            ));
+        }
+    }
+    out
+}
+
+/// Folds changelog `rows` into `folded`; with the lookup producer every -U or -D must carry the key's current
+/// row and every +I a new key (`what` names the case).
+fn fold_changelog(folded: &mut Model, rows: &[ChangelogRow], lookup: bool, what: &str) {
+    for (kind, id, v, s) in rows {
+        let row = (*v, s.clone());
+        if lookup && matches!(kind.as_str(), "-U" | "-D") {
+            assert_eq!(folded.get(id), Some(&row), "{what}: a retraction of key {id} that is not its current row");
+        }
+        if lookup && kind == "+I" {
+            assert!(!folded.contains_key(id), "+I of existing key {id}");
+        }
+        match kind.as_str() {
+            "+I" | "+U" => {
+                folded.insert(*id, row);
+            }
+            "-D" => {
+                folded.remove(id);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// pypaimon's streaming reader reads `ours` (in any order) as the changelog of snapshots `first..=last` (a
+/// follow-up plan of each snapshot).
+fn assert_pypaimon_reads_the_changelog(table: &Table, first: i64, last: i64, mut ours: Vec<ChangelogRow>, what: &str) {
+    let got: Vec<serde_json::Value> = (first..=last)
+        .flat_map(|id| common::oracle(&["changelog", table.path(), &id.to_string()]).as_array().unwrap().clone())
+        .collect();
+    let mut theirs: Vec<ChangelogRow> = got
+        .iter()
+        .map(|r| {
+            (
+                r["_row_kind"].as_str().unwrap().to_string(),
+                r["id"].as_i64().unwrap(),
+                r["v"].as_i64(),
+                r["s"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    ours.sort();
+    theirs.sort();
+    assert_eq!(ours, theirs, "{what}: pypaimon reads another changelog for snapshots {first}..={last}");
+}
+
+/// Orphan cleanup keeps every changelog file; expiring all but the latest snapshot removes all others'.
+fn assert_changelog_files_live_and_die_with_their_snapshots(
+    table: &Table,
+    changelog_paths: &BTreeMap<i64, Vec<String>>,
+) {
+    use strata::table::maintenance::{expire_snapshots, remove_orphan_files, ExpireOptions};
+    let all: Vec<&String> = changelog_paths.values().flatten().collect();
+    let cleaned = remove_orphan_files(table, std::time::Duration::ZERO, false).unwrap();
+    assert!(
+        all.iter().all(|p| std::path::Path::new(p).exists()),
+        "orphan cleanup removed changelog files: {cleaned:?}"
+    );
+    let latest = table.snapshot_manager().latest_id().unwrap().unwrap();
+    let opts = ExpireOptions {
+        retain_min: 1,
+        retain_max: 1,
+        time_retained: std::time::Duration::from_secs(3600),
+        dry_run: false,
+    };
+    expire_snapshots(table, &opts).unwrap();
+    for (id, paths) in changelog_paths {
+        for p in paths {
+            assert_eq!(std::path::Path::new(p).exists(), *id == latest, "snapshot {id}: {p}");
+        }
+    }
+}
+
 /// `changelog-producer = input`: each commit's changelog files hold exactly the rows written in it, kinds
 /// included; `lookup`: compactions of level 0 emit +I for new keys, -U/+U for updates and -D for deletes, and
 /// every -U or -D carries exactly the row it replaces. Either way, folding a commit's changelog into the
@@ -474,8 +627,6 @@ fn a_failed_commit_is_retried_by_the_next_commit_without_losing_rows() {
 /// Expiring a snapshot removes its changelog files; orphan cleanup keeps those of retained snapshots.
 #[test]
 fn changelog_folds_into_every_snapshot() {
-    use arrow_array::types::Int8Type;
-    use strata::table::maintenance::{expire_snapshots, remove_orphan_files, ExpireOptions};
     let cases = [
         ("input", false, "deduplicate"),
         ("input", true, "deduplicate"),
@@ -488,35 +639,14 @@ fn changelog_folds_into_every_snapshot() {
     ];
     for (producer, dv, engine) in cases {
         let dir = tempfile::tempdir().unwrap();
-        let mut options =
-            vec![("changelog-producer", producer), ("write-buffer-size", "2 kb"), ("merge-engine", engine)];
-        match engine {
-            "partial-update" => options.push(("partial-update.remove-record-on-delete", "true")),
-            "aggregation" => {
-                options.push(("aggregation.remove-record-on-delete", "true"));
-                options.push(("fields.v.aggregate-function", "sum"));
-            }
-            _ => {}
-        }
-        let table = create(dir.path(), "db.db/cl", dv, &options);
+        let table = create(dir.path(), "db.db/cl", dv, &changelog_options(producer, engine));
         let layout = KeyValueLayout::new(table.schema()).unwrap();
         let mut writer = TableWrite::new(&table).unwrap();
         let mut rng = StdRng::seed_from_u64(if dv { 5 } else { 6 });
         let mut folded = Model::new();
         let mut changelog_paths: BTreeMap<i64, Vec<String>> = BTreeMap::new();
         for c in 0..10 {
-            let mut rows = Vec::new();
-            let mut kinds = Vec::new();
-            for _ in 0..rng.random_range(20..150) {
-                let id = rng.random_range(0..200);
-                if rng.random_bool(0.2) {
-                    rows.push((id, None, None));
-                    kinds.push(3i8);
-                } else {
-                    rows.push((id, Some(rng.random_range(0..100)), Some(format!("c{c}"))));
-                    kinds.push(0);
-                }
-            }
+            let (rows, kinds) = random_changes(&mut rng, c);
             for (r, k) in rows.chunks(17).zip(kinds.chunks(17)) {
                 writer.write_with_kinds(&batch(r), k).unwrap();
             }
@@ -530,68 +660,20 @@ fn changelog_folds_into_every_snapshot() {
             // The commit's snapshots: APPEND (input changelog) and, when it compacted, COMPACT (lookup
             // changelog), in order.
             let latest = table.snapshot_manager().latest_id().unwrap().unwrap_or(0);
-            let mut entries = Vec::new();
-            for id in before + 1..=latest {
-                let s = table.snapshot(Some(id)).unwrap().unwrap();
-                let of_snapshot = table.changelog_files(&s).unwrap();
-                let rows_of_snapshot = of_snapshot.iter().map(|e| e.file.row_count).sum::<i64>();
-                assert_eq!(s.changelog_record_count, (!of_snapshot.is_empty()).then_some(rows_of_snapshot));
-                entries.extend(of_snapshot.into_iter().map(|e| (id, e)));
-            }
-            let changelog_rows = entries.iter().map(|(_, e)| e.file.row_count).sum::<i64>();
+            let entries = changelog_entries(&table, before + 1, latest);
+            let changelog_rows_count = entries.iter().map(|(_, e)| e.file.row_count).sum::<i64>();
             if producer == "input" {
-                assert_eq!(changelog_rows, rows.len() as i64, "commit {c}");
+                assert_eq!(changelog_rows_count, rows.len() as i64, "commit {c}");
             }
-            let mut ours: Vec<(String, i64, Option<i64>, Option<String>)> = Vec::new();
+            let what = format!("{producer} {engine} dv {dv} commit {c}");
+            let mut ours: Vec<ChangelogRow> = Vec::new();
             for (id, e) in &entries {
                 let path = table.data_file_path(e).unwrap();
                 assert!(e.file.file_name.starts_with("changelog-"), "{}", e.file.file_name);
                 changelog_paths.entry(*id).or_default().push(path.clone());
-                let r = DataFileRef::new(path, e.file.clone(), None);
-                for b in open_data_file(table.io().as_ref(), &r, file_columns(&layout), false, 1024).unwrap() {
-                    let b = b.unwrap();
-                    let kind = b.column(layout.kind_index()).as_primitive::<Int8Type>();
-                    let ids = b.column(layout.value_index(0)).as_primitive::<Int64Type>();
-                    let vs = b.column(layout.value_index(1)).as_primitive::<Int64Type>();
-                    let ss = b.column(layout.value_index(2)).as_string::<i32>();
-                    for i in 0..b.num_rows() {
-                        let kind_name = ["+I", "-U", "+U", "-D"][kind.value(i) as usize];
-                        ours.push((
-                            kind_name.to_string(),
-                            ids.value(i),
-                            vs.is_valid(i).then(|| vs.value(i)),
-                            ss.is_valid(i).then(|| ss.value(i).to_string()),
-                        ));
-                        let row =
-                            (vs.is_valid(i).then(|| vs.value(i)), ss.is_valid(i).then(|| ss.value(i).to_string()));
-                        if producer == "lookup" && matches!(kind.value(i), 1 | 3) {
-                            assert_eq!(
-                                folded.get(&ids.value(i)),
-                                Some(&row),
-                                "{producer} {engine} dv {dv} commit {c}: a retraction of key {} that is not its current row",
-                                ids.value(i)
-                            );
-                        }
-                        if producer == "lookup" && kind.value(i) == 0 {
-                            assert!(!folded.contains_key(&ids.value(i)), "+I of existing key {}", ids.value(i));
-                        }
-                        match kind.value(i) {
-                            0 | 2 => {
-                                folded.insert(
-                                    ids.value(i),
-                                    (
-                                        vs.is_valid(i).then(|| vs.value(i)),
-                                        ss.is_valid(i).then(|| ss.value(i).to_string()),
-                                    ),
-                                );
-                            }
-                            3 => {
-                                folded.remove(&ids.value(i));
-                            }
-                            _ => {}
-                        }
-                    }
-                }
+                let rows = changelog_rows(&table, &layout, path, e);
+                fold_changelog(&mut folded, &rows, producer == "lookup", &what);
+                ours.extend(rows);
             }
             assert_eq!(
                 folded,
@@ -600,51 +682,15 @@ fn changelog_folds_into_every_snapshot() {
             );
             // pypaimon refuses the remove-record-on-delete flags the other engines need here.
             if c >= 8 && engine == "deduplicate" {
-                // pypaimon's streaming reader reads the same changelog (a follow-up plan of each snapshot).
-                let got: Vec<serde_json::Value> = (before + 1..=latest)
-                    .flat_map(|id| {
-                        common::oracle(&["changelog", table.path(), &id.to_string()]).as_array().unwrap().clone()
-                    })
-                    .collect();
-                let mut theirs: Vec<(String, i64, Option<i64>, Option<String>)> = got
-                    .iter()
-                    .map(|r| {
-                        (
-                            r["_row_kind"].as_str().unwrap().to_string(),
-                            r["id"].as_i64().unwrap(),
-                            r["v"].as_i64(),
-                            r["s"].as_str().map(str::to_string),
-                        )
-                    })
-                    .collect();
-                ours.sort();
-                theirs.sort();
-                assert_eq!(
+                assert_pypaimon_reads_the_changelog(
+                    &table,
+                    before + 1,
+                    latest,
                     ours,
-                    theirs,
-                    "{producer} {engine} dv {dv}: pypaimon reads another changelog for snapshots {}..={latest}",
-                    before + 1
+                    &format!("{producer} {engine} dv {dv}"),
                 );
             }
         }
-        let all: Vec<&String> = changelog_paths.values().flatten().collect();
-        let cleaned = remove_orphan_files(&table, std::time::Duration::ZERO, false).unwrap();
-        assert!(
-            all.iter().all(|p| std::path::Path::new(p).exists()),
-            "orphan cleanup removed changelog files: {cleaned:?}"
-        );
-        let latest = table.snapshot_manager().latest_id().unwrap().unwrap();
-        let opts = ExpireOptions {
-            retain_min: 1,
-            retain_max: 1,
-            time_retained: std::time::Duration::from_secs(3600),
-            dry_run: false,
-        };
-        expire_snapshots(&table, &opts).unwrap();
-        for (id, paths) in &changelog_paths {
-            for p in paths {
-                assert_eq!(std::path::Path::new(p).exists(), *id == latest, "snapshot {id}: {p}");
-            }
-        }
+        assert_changelog_files_live_and_die_with_their_snapshots(&table, &changelog_paths);
     }
 }

@@ -6,112 +6,33 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
-use strata::spec::{DataType, Datum, TableSchema};
+use common::tag_fixtures::{all_files, files_of_snapshot, keep, kv_table, read_rows, round_rows_over, Rows};
 use strata::table::maintenance::{expire_snapshots, remove_orphan_files, ExpireOptions};
-use strata::{FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
+use strata::{ReadBuilder, Table, TableWriter};
 
-fn table(dir: &std::path::Path, dv: bool) -> Table {
-    let schema = TableSchema::new(
-        vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint())],
-        vec![],
-        vec!["id".into()],
-        BTreeMap::from([
-            ("bucket".to_string(), "2".to_string()),
-            ("deletion-vectors.enabled".to_string(), dv.to_string()),
-            ("num-sorted-run.compaction-trigger".to_string(), "3".to_string()),
-        ]),
-        0,
-    )
-    .unwrap();
-    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
-    Table::create(io, dir.join("db.db/t").to_str().unwrap(), schema).unwrap()
-}
-
-fn round(w: &mut TableWriter, r: i64, model: &mut BTreeMap<i64, i64>) {
-    for k in 0..120i64 {
-        if (k * 7 + r) % 4 == 0 {
-            if (k + r) % 9 == 0 {
-                w.delete(vec![Some(Datum::BigInt(k))]).unwrap();
-                model.remove(&k);
-            } else {
-                w.put(vec![Some(Datum::BigInt(k)), Some(Datum::BigInt(r * 1000 + k))]).unwrap();
-                model.insert(k, r * 1000 + k);
-            }
-        }
-    }
+fn round(w: &mut TableWriter, r: i64, model: &mut Rows) {
+    round_rows_over(w, r, 120, model);
     w.commit().unwrap();
 }
 
-fn rows(t: &Table, snapshot: Option<i64>) -> strata::Result<BTreeMap<i64, i64>> {
-    let mut rb = ReadBuilder::new(t);
-    if let Some(s) = snapshot {
-        rb = rb.with_snapshot(s);
-    }
-    let r = rb.read()?;
-    let mut out = BTreeMap::new();
-    for b in &r.batches {
-        let ids = b.column(0).as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
-        let vs = b.column(1).as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
-        for i in 0..b.num_rows() {
-            out.insert(ids.value(i), vs.value(i));
-        }
-    }
-    Ok(out)
-}
-
-fn all_files(dir: &std::path::Path) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.insert(p.to_str().unwrap().to_string());
-            }
-        }
-    }
-    out
+fn rows(t: &Table, snapshot: Option<i64>) -> strata::Result<Rows> {
+    read_rows(ReadBuilder::new(t), snapshot)
 }
 
 /// Every file snapshot `id` needs, by full path.
 fn files_of(t: &Table, id: i64) -> BTreeSet<String> {
-    let s = t.snapshot_manager().snapshot(id).unwrap();
-    let store = t.manifest_store().unwrap();
-    let pf = t.path_factory();
-    let mut out = BTreeSet::new();
-    for list in [&s.base_manifest_list, &s.delta_manifest_list] {
-        out.insert(pf.manifest_path(list));
-        for m in store.read_manifest_list(list).unwrap() {
-            out.insert(pf.manifest_path(&m.file_name));
-        }
-    }
-    if let Some(im) = &s.index_manifest {
-        out.insert(pf.manifest_path(im));
-        for e in t.index_files(&s).unwrap() {
-            out.insert(pf.index_path(&e.index_file.file_name));
-        }
-    }
-    for e in t.live_files(&s).unwrap() {
-        out.insert(t.data_file_path(&e).unwrap());
-    }
+    let mut out = files_of_snapshot(t, &t.snapshot_manager().snapshot(id).unwrap()).unwrap();
     out.insert(t.snapshot_manager().snapshot_path(id));
     out
-}
-
-fn keep(n: u32) -> ExpireOptions {
-    ExpireOptions { retain_min: n, retain_max: n, time_retained: Duration::from_secs(3600), dry_run: false }
 }
 
 #[test]
 fn expiring_to_one_snapshot_leaves_exactly_its_files() {
     for dv in [true, false] {
         let dir = tempfile::tempdir().unwrap();
-        let t = table(dir.path(), dv);
+        let t = kv_table(dir.path(), dv);
         let mut model = BTreeMap::new();
         let mut w = TableWriter::new(&t, "w").unwrap();
         for r in 0..12 {
@@ -142,7 +63,7 @@ fn expiring_to_one_snapshot_leaves_exactly_its_files() {
 #[test]
 fn readers_of_retained_snapshots_never_miss_a_file_while_writers_and_expiration_run() {
     let dir = tempfile::tempdir().unwrap();
-    let t = table(dir.path(), true);
+    let t = kv_table(dir.path(), true);
     let stop = AtomicBool::new(false);
     let mut model = BTreeMap::new();
     std::thread::scope(|s| {
@@ -194,7 +115,7 @@ const DEAD: &str = "0d0d6b1f-5a4e-4f2c-9a57-0b7d6f560c11";
 #[test]
 fn orphan_cleanup_racing_expiration_keeps_every_referenced_file() {
     let dir = tempfile::tempdir().unwrap();
-    let t = table(dir.path(), true);
+    let t = kv_table(dir.path(), true);
     let mut model = BTreeMap::new();
     let mut w = TableWriter::new(&t, "w").unwrap();
     for r in 0..25 {
@@ -230,7 +151,7 @@ fn orphan_cleanup_racing_expiration_keeps_every_referenced_file() {
 #[test]
 fn orphan_cleanup_honours_age_and_dry_run() {
     let dir = tempfile::tempdir().unwrap();
-    let t = table(dir.path(), false);
+    let t = kv_table(dir.path(), false);
     let mut model = BTreeMap::new();
     let mut w = TableWriter::new(&t, "w").unwrap();
     round(&mut w, 0, &mut model);
@@ -253,7 +174,7 @@ fn orphan_cleanup_honours_age_and_dry_run() {
 #[test]
 fn full_compaction_of_max_level_files_leaves_no_vector_entries() {
     let dir = tempfile::tempdir().unwrap();
-    let t = table(dir.path(), true);
+    let t = kv_table(dir.path(), true);
     let mut model = BTreeMap::new();
     let mut w = TableWriter::new(&t, "w").unwrap();
     round(&mut w, 0, &mut model);

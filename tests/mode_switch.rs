@@ -7,22 +7,10 @@ mod common;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use common::fixtures::kv_rows;
 use serde_json::Value;
 use strata::spec::Datum;
-use strata::{FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
-
-fn model_rows(t: &Table) -> BTreeMap<i64, i64> {
-    let r = ReadBuilder::new(t).read().unwrap();
-    let mut out = BTreeMap::new();
-    for b in &r.batches {
-        let ids = b.column(0).as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
-        let vs = b.column(1).as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
-        for i in 0..b.num_rows() {
-            assert!(out.insert(ids.value(i), vs.value(i)).is_none(), "duplicate key {}", ids.value(i));
-        }
-    }
-    out
-}
+use strata::{FileIO, LocalFileIO, Table, TableWriter};
 
 fn write_round(t: &Table, round: i64, model: &mut BTreeMap<i64, i64>) {
     let mut w = TableWriter::new(t, "app").unwrap();
@@ -40,16 +28,7 @@ fn switching_deletion_vectors_needs_a_full_compaction_and_then_stays_exact() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("wh/db.db/t");
     let p = path.to_str().unwrap();
-    let (code, _, err) = common::strata(&[
-        "create",
-        p,
-        "--schema",
-        "id BIGINT NOT NULL, v BIGINT",
-        "--primary-key",
-        "id",
-        "--option",
-        "bucket=2",
-    ]);
+    let (code, _, err) = common::strata_create(p, "id BIGINT NOT NULL, v BIGINT", "id", &["bucket=2"], &[]);
     assert_eq!(code, 0, "{err}");
     let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
     let mut model = BTreeMap::new();
@@ -69,11 +48,11 @@ fn switching_deletion_vectors_needs_a_full_compaction_and_then_stays_exact() {
     assert_eq!(v["schemaId"], 1);
     let t = Table::open(io.clone(), p).unwrap();
     assert!(t.schema().core_options().deletion_vectors_enabled().unwrap());
-    assert_eq!(model_rows(&t), model);
+    assert_eq!(kv_rows(&t), model);
     let mut vectors = 0;
     for round in 4..8 {
         write_round(&t, round, &mut model);
-        assert_eq!(model_rows(&t), model, "round {round} in deletion-vector mode");
+        assert_eq!(kv_rows(&t), model, "round {round} in deletion-vector mode");
         let s = t.snapshot(None).unwrap().unwrap();
         vectors += t.deletion_files(&s).unwrap().len();
     }
@@ -88,7 +67,7 @@ fn switching_deletion_vectors_needs_a_full_compaction_and_then_stays_exact() {
     let t = t.alter_options(&BTreeMap::from([("deletion-vectors.enabled".into(), "false".into())]), &[], true).unwrap();
     assert_eq!(t.schema().id, 2);
     write_round(&t, 8, &mut model);
-    assert_eq!(model_rows(&t), model);
+    assert_eq!(kv_rows(&t), model);
 
     // strata get: rows by key as JSON lines; absent keys print nothing; a key of the wrong type is exit 2.
     let (code, out, err) = common::strata(&["get", p, "3", "4", "100000"]);

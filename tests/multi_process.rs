@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
 use strata::table::maintenance::remove_orphan_files;
-use strata::{FileIO, LocalFileIO, ReadBuilder, Table};
+use strata::{FileIO, LocalFileIO, Table};
 
 const WRITERS: u64 = 3;
 const ROUNDS: u64 = 4;
@@ -32,18 +32,9 @@ fn input(writer: u64, round: u64) -> Vec<(i64, i64)> {
 fn run(dir: &Path, dv: bool) {
     let table = dir.join("t");
     let t = table.to_str().unwrap().to_string();
-    let (code, _, err) = common::strata(&[
-        "create",
-        &t,
-        "--schema",
-        "id BIGINT NOT NULL, v BIGINT",
-        "--primary-key",
-        "id",
-        "--option",
-        "bucket=2",
-        "--option",
-        &format!("deletion-vectors.enabled={dv}"),
-    ]);
+    let dv_option = format!("deletion-vectors.enabled={dv}");
+    let (code, _, err) =
+        common::strata_create(&t, "id BIGINT NOT NULL, v BIGINT", "id", &["bucket=2", &dv_option], &[]);
     assert_eq!(code, 0, "{err}");
     let stop = Arc::new(AtomicBool::new(false));
     let compactor = {
@@ -96,14 +87,7 @@ fn run(dir: &Path, dv: bool) {
     }
     let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
     let table = Table::open(io, &t).unwrap();
-    let mut got = BTreeMap::new();
-    for b in &ReadBuilder::new(&table).read().unwrap().batches {
-        let ids = b.column(0).as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
-        let vs = b.column(1).as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
-        for i in 0..b.num_rows() {
-            assert!(got.insert(ids.value(i), vs.value(i)).is_none(), "key {} twice", ids.value(i));
-        }
-    }
+    let got = common::fixtures::kv_rows(&table);
     assert_eq!(got, model, "the table differs from the landed writes applied in snapshot order");
     let orphans = remove_orphan_files(&table, Duration::ZERO, true).unwrap();
     assert!(orphans.data_files.is_empty() && orphans.index_files.is_empty(), "files left behind: {orphans:?}");

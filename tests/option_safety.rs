@@ -9,8 +9,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::strata;
-use strata::spec::{DataType, Datum, TableSchema};
+use common::fixtures::kv_schema;
+use common::{strata, strata_create};
+use strata::spec::Datum;
 use strata::table::OptionPolicy;
 use strata::{FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
 
@@ -18,23 +19,26 @@ fn io() -> Arc<dyn FileIO> {
     Arc::new(LocalFileIO::new())
 }
 
+/// A scratch directory and the path of table `t` in it.
+fn scratch() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t").to_str().unwrap().to_string();
+    (dir, p)
+}
+
 /// `strata create` of `id BIGINT (pk), p STRING (partition), v BIGINT, k STRING` with extra options.
 fn create(p: &str, extra: &[&str]) {
-    let mut args = vec![
-        "create",
-        p,
-        "--schema",
-        "id BIGINT NOT NULL, p STRING NOT NULL, v BIGINT, k STRING",
-        "--primary-key",
-        "id,p",
-        "--partition-keys",
-        "p",
-    ];
-    for o in extra {
-        args.extend(["--option", o]);
-    }
-    let (code, _, err) = strata(&args);
+    let schema = "id BIGINT NOT NULL, p STRING NOT NULL, v BIGINT, k STRING";
+    let (code, _, err) = strata_create(p, schema, "id,p", extra, &["--partition-keys", "p"]);
     assert_eq!(code, 0, "{err}");
+}
+
+/// A scratch table created with `extra` options, holding rows `0..rows`.
+fn table_with_rows(extra: &[&str], rows: i64) -> (tempfile::TempDir, String) {
+    let (dir, p) = scratch();
+    create(&p, extra);
+    write_rows(&p, 0..rows);
+    (dir, p)
 }
 
 fn write_rows(p: &str, keys: std::ops::Range<i64>) {
@@ -66,6 +70,12 @@ fn alter(p: &str, sets: &[&str], extra: &[&str]) -> (i32, String, String) {
     strata(&args)
 }
 
+/// `strata alter P --set ...` that must succeed.
+fn altered(p: &str, sets: &[&str]) {
+    let (code, _, err) = alter(p, sets, &[]);
+    assert_eq!(code, 0, "{err}");
+}
+
 fn refused(p: &str, set: &str, needles: &[&str]) {
     let before = schema_files(p);
     let (code, _, err) = alter(p, &[set], &[]);
@@ -78,9 +88,8 @@ fn refused(p: &str, set: &str, needles: &[&str]) {
 
 #[test]
 fn bucket_change_is_refused_with_data_and_allowed_on_an_empty_table() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("t");
-    let p = p.to_str().unwrap();
+    let (_dir, p) = scratch();
+    let p = p.as_str();
     create(p, &[]);
     let (code, _, err) = alter(p, &["bucket=2"], &[]);
     assert_eq!(code, 0, "an empty table may change its buckets: {err}");
@@ -95,35 +104,27 @@ fn bucket_change_is_refused_with_data_and_allowed_on_an_empty_table() {
 
 #[test]
 fn merge_engine_and_aggregation_changes_are_refused_with_data() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("t");
-    let p = p.to_str().unwrap();
-    create(p, &[]);
-    write_rows(p, 0..20);
+    let (_dir, p) = table_with_rows(&[], 20);
+    let p = p.as_str();
     refused(p, "merge-engine=first-row", &["'merge-engine'"]);
     refused(p, "merge-engine=aggregation", &["'merge-engine'"]);
     assert_eq!(rows(p), 20);
     // Naming the default it already has is no change.
-    let (code, _, err) = alter(p, &["merge-engine=Deduplicate", "ignore-delete=false"], &[]);
-    assert_eq!(code, 0, "{err}");
+    altered(p, &["merge-engine=Deduplicate", "ignore-delete=false"]);
 
-    let q = dir.path().join("agg");
-    let q = q.to_str().unwrap();
-    create(q, &["merge-engine=aggregation", "fields.v.aggregate-function=sum"]);
-    write_rows(q, 0..20);
+    let (_agg, q) = table_with_rows(&["merge-engine=aggregation", "fields.v.aggregate-function=sum"], 20);
+    let q = q.as_str();
     refused(q, "fields.v.aggregate-function=max", &["fields.v.aggregate-function"]);
     refused(q, "fields.default-aggregate-function=max", &["fields.default-aggregate-function"]);
 }
 
 #[test]
 fn partition_default_name_rowkind_sequence_and_ignore_delete_are_refused_with_data() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("t");
-    let p = p.to_str().unwrap();
+    let (_dir, p) = scratch();
+    let p = p.as_str();
     create(p, &[]);
     // Before data, these may change.
-    let (code, _, err) = alter(p, &["sequence.field=v"], &[]);
-    assert_eq!(code, 0, "{err}");
+    altered(p, &["sequence.field=v"]);
     write_rows(p, 0..20);
     refused(p, "partition.default-name=X", &["partition.default-name"]);
     refused(p, "rowkind.field=k", &["rowkind.field"]);
@@ -135,27 +136,16 @@ fn partition_default_name_rowkind_sequence_and_ignore_delete_are_refused_with_da
     write_rows(p, 20..30);
     assert_eq!(rows(p), 30);
     // Safe changes still go through.
-    let (code, _, err) = alter(p, &["file.format=orc", "snapshot.num-retained.min=5"], &[]);
-    assert_eq!(code, 0, "{err}");
+    altered(p, &["file.format=orc", "snapshot.num-retained.min=5"]);
     write_rows(p, 30..40);
     assert_eq!(rows(p), 40);
 }
 
 #[test]
 fn unknown_keys_are_refused_with_a_suggestion_unless_asked_for() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("t");
-    let p = p.to_str().unwrap();
-    let (code, _, err) = strata(&[
-        "create",
-        p,
-        "--schema",
-        "id BIGINT NOT NULL, v BIGINT",
-        "--primary-key",
-        "id",
-        "--option",
-        "merge-engin=first-row",
-    ]);
+    let (dir, p) = scratch();
+    let p = p.as_str();
+    let (code, _, err) = strata_create(p, "id BIGINT NOT NULL, v BIGINT", "id", &["merge-engin=first-row"], &[]);
     assert_eq!(code, 2, "create accepted a typo: {err}");
     assert!(err.contains("unknown option 'merge-engin'") && err.contains("did you mean 'merge-engine'"), "{err}");
     assert!(!p.is_empty() && !Path::new(p).join("schema").exists(), "a refused create left a schema");
@@ -168,27 +158,14 @@ fn unknown_keys_are_refused_with_a_suggestion_unless_asked_for() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(Table::open(io(), p).unwrap().options().get("bogus.option").map(String::as_str), Some("1"));
     // Real Paimon options Strata does not use pass without the flag.
-    let (code, _, err) =
-        alter(p, &["sink.parallelism=4", "snapshot.expire.limit=10", "tag.automatic-creation=none"], &[]);
-    assert_eq!(code, 0, "{err}");
+    altered(p, &["sink.parallelism=4", "snapshot.expire.limit=10", "tag.automatic-creation=none"]);
 
     // The API: strict by default, with an explicit knob.
     let q = dir.path().join("api");
     let q = q.to_str().unwrap();
-    let schema = |opts: BTreeMap<String, String>| {
-        TableSchema::new(
-            vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint())],
-            vec![],
-            vec!["id".into()],
-            opts,
-            0,
-        )
-        .unwrap()
-    };
-    let odd =
-        BTreeMap::from([("bucket".to_string(), "1".to_string()), ("my.engine.flag".to_string(), "x".to_string())]);
-    assert!(Table::create(io(), q, schema(odd.clone())).is_err());
-    let t = Table::create_with_policy(io(), q, schema(odd), OptionPolicy { allow_unknown_options: true }).unwrap();
+    let odd = [("bucket", "1"), ("my.engine.flag", "x")];
+    assert!(Table::create(io(), q, kv_schema(&odd)).is_err());
+    let t = Table::create_with_policy(io(), q, kv_schema(&odd), OptionPolicy { allow_unknown_options: true }).unwrap();
     let set = BTreeMap::from([("other.flag".to_string(), "y".to_string())]);
     assert!(t.alter_options(&set, &[], false).is_err());
     let t = t.alter_options_with_policy(&set, &[], false, OptionPolicy { allow_unknown_options: true }).unwrap();
@@ -197,11 +174,8 @@ fn unknown_keys_are_refused_with_a_suggestion_unless_asked_for() {
 
 #[test]
 fn an_alter_that_changes_nothing_writes_no_schema() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("t");
-    let p = p.to_str().unwrap();
-    create(p, &["bucket=2"]);
-    write_rows(p, 0..10);
+    let (_dir, p) = table_with_rows(&["bucket=2"], 10);
+    let p = p.as_str();
     let (code, out, err) = alter(p, &["bucket=2"], &[]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("nothing to change"), "{out}");
@@ -235,9 +209,8 @@ fn tables_other_engines_wrote_open_and_alter_despite_unknown_keys() {
 
 #[test]
 fn option_values_and_combinations_are_checked_at_create_and_alter() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("t");
-    let p = p.to_str().unwrap();
+    let (_dir, p) = scratch();
+    let p = p.as_str();
     let bad: &[(&str, &str)] = &[
         ("rowkind.field=nope", "rowkind.field"),
         ("rowkind.field=v", "rowkind.field"),
@@ -246,30 +219,13 @@ fn option_values_and_combinations_are_checked_at_create_and_alter() {
         ("primary-key=v", "primary-key"),
         ("bucket-key=v", "bucket-key"),
     ];
+    let schema = "id BIGINT NOT NULL, v BIGINT, k STRING";
     for (opt, needle) in bad {
-        let (code, _, err) = strata(&[
-            "create",
-            p,
-            "--schema",
-            "id BIGINT NOT NULL, v BIGINT, k STRING",
-            "--primary-key",
-            "id",
-            "--option",
-            opt,
-        ]);
+        let (code, _, err) = strata_create(p, schema, "id", &[opt], &[]);
         assert_eq!(code, 2, "create with {opt} was accepted: {err}");
         assert!(err.contains(needle), "{opt}: {err}");
     }
-    let (code, _, err) = strata(&[
-        "create",
-        p,
-        "--schema",
-        "id BIGINT NOT NULL, v BIGINT, k STRING",
-        "--primary-key",
-        "id",
-        "--option",
-        "rowkind.field=k",
-    ]);
+    let (code, _, err) = strata_create(p, schema, "id", &["rowkind.field=k"], &[]);
     assert_eq!(code, 0, "{err}");
     for (opt, needle) in bad.iter().filter(|(o, _)| !o.starts_with("primary-key")) {
         refused(p, opt, &[needle]);
@@ -280,17 +236,13 @@ fn option_values_and_combinations_are_checked_at_create_and_alter() {
 
 #[test]
 fn fewer_levels_after_a_full_compaction_still_write() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("t");
-    let p = p.to_str().unwrap();
-    create(p, &[]);
-    write_rows(p, 0..20);
+    let (_dir, p) = table_with_rows(&[], 20);
+    let p = p.as_str();
     let t = Table::open(io(), p).unwrap();
     TableWriter::new(&t, "app").unwrap().compact(true).unwrap();
     let s = t.snapshot(None).unwrap().unwrap();
     assert!(t.live_files(&s).unwrap().iter().all(|e| e.file.level == 5), "a full compaction goes to the last level");
-    let (code, _, err) = alter(p, &["num-sorted-run.compaction-trigger=2"], &[]);
-    assert_eq!(code, 0, "{err}");
+    altered(p, &["num-sorted-run.compaction-trigger=2"]);
     write_rows(p, 10..30);
     let t = Table::open(io(), p).unwrap();
     TableWriter::new(&t, "app").unwrap().compact(true).unwrap();
@@ -301,9 +253,8 @@ fn fewer_levels_after_a_full_compaction_still_write() {
 /// is refused like the same option at create, and leaves the schema as it was.
 #[test]
 fn an_alter_that_would_make_the_table_unwritable_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("t");
-    let p = p.to_str().unwrap();
+    let (_dir, p) = scratch();
+    let p = p.as_str();
     create(p, &[]);
     let before = schema_files(p);
     let (code, _, err) = alter(p, &["file.format=avro"], &[]);

@@ -14,13 +14,14 @@
 //! - f5, f6, f7 and the old index file are removed; f8, f9 and the new index file are added.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use strata::lsm::DvIndexBase;
 
-use arrow_array::{ArrayRef, Int64Array, RecordBatch};
-use arrow_schema::{DataType as ArrowType, Field, Schema};
-use strata::spec::{CommitKind, DataFileMeta, DataType, Datum, FileKind, ManifestEntry, Snapshot, TableSchema};
+use common::fixtures::{create_table, kv_batch, unique_kv};
+use strata::spec::{CommitKind, DataFileMeta, DataType, Datum, FileKind, ManifestEntry, Snapshot};
 use strata::table::scan::{scan, ScanOptions};
 use strata::table::write::TableWrite;
 use strata::table::{CommitMessage, Committable};
@@ -32,43 +33,21 @@ const ADD: &str = "ADD";
 const REMOVE: &str = "REMOVE";
 
 fn create() -> Table {
-    let options = BTreeMap::from(
-        [
-            ("bucket", "1"),
-            ("deletion-vectors.enabled", "true"),
-            // The page's LSM has four levels (0 to 3).
-            ("num-levels", "4"),
-            // Every written batch closes its file, so a compaction's output rolls where the test says (below).
-            ("target-file-size", "1 b"),
-        ]
-        .map(|(k, v)| (k.to_string(), v.to_string())),
-    );
-    let schema = TableSchema::new(
-        vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint())],
-        vec![],
-        vec!["id".into()],
-        options,
-        0,
-    )
-    .unwrap();
-    let io: Arc<dyn FileIO> = Arc::new(MemoryFileIO::new());
-    Table::create(io, "/wh/db.db/pip16", schema).unwrap()
-}
-
-fn batch(rows: &[(i64, i64)]) -> RecordBatch {
-    let schema =
-        Arc::new(Schema::new(vec![Field::new("id", ArrowType::Int64, false), Field::new("v", ArrowType::Int64, true)]));
-    let cols: Vec<ArrayRef> = vec![
-        Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.0))),
-        Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.1))),
+    let options = [
+        ("deletion-vectors.enabled", "true"),
+        // The page's LSM has four levels (0 to 3).
+        ("num-levels", "4"),
+        // Every written batch closes its file, so a compaction's output rolls where the test says (below).
+        ("target-file-size", "1 b"),
     ];
-    RecordBatch::try_new(schema, cols).unwrap()
+    let io: Arc<dyn FileIO> = Arc::new(MemoryFileIO::new());
+    create_table(io, "/wh/db.db/pip16", 1, &options)
 }
 
 /// One write (a fresh writer, so option changes apply), prepared but not committed.
 fn prepare(t: &Table, rows: &[(i64, i64)], kind: i8) -> Vec<CommitMessage> {
     let mut w = TableWrite::new(t).unwrap();
-    w.write_with_kinds(&batch(rows), &vec![kind; rows.len()]).unwrap();
+    w.write_with_kinds(&kv_batch(rows), &vec![kind; rows.len()]).unwrap();
     w.prepare_commit_with(false, None).unwrap()
 }
 
@@ -139,16 +118,7 @@ fn index_file_names(t: &Table, s: &Snapshot) -> BTreeSet<String> {
 }
 
 fn rows(t: &Table, snapshot: Option<i64>) -> BTreeMap<i64, i64> {
-    let r = scan(t, &ScanOptions { snapshot, ..Default::default() }).unwrap();
-    let mut out = BTreeMap::new();
-    for b in &r.batches {
-        let ids = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
-        let vs = b.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
-        for i in 0..b.num_rows() {
-            assert!(out.insert(ids.value(i), vs.value(i)).is_none(), "key {} read twice", ids.value(i));
-        }
-    }
-    out
+    unique_kv(&scan(t, &ScanOptions { snapshot, ..Default::default() }).unwrap().batches)
 }
 
 fn alter(t: &Table, key: &str, value: &str) -> Table {

@@ -8,11 +8,12 @@ use std::path::Path;
 use std::sync::Arc;
 use strata::lsm::{CompactIncrement, DataIncrement};
 
-use common::{oracle, strata, strata_inspect};
+use common::fixtures::file;
+use common::{oracle, strata_create, strata_inspect};
 use serde_json::{json, Value};
 use strata::spec::{
     BinaryRow, DataFileMeta, Datum, DeletionVectorMeta, FileKind, IndexFileMeta, IndexManifestEntry, ManifestEntry,
-    ManifestFileMeta, SimpleStats,
+    ManifestFileMeta,
 };
 use strata::table::{CommitMessage, Committable};
 use strata::{FileIO, LocalFileIO, Table};
@@ -32,8 +33,9 @@ fn write_with_pypaimon(warehouse: &Path, table: &str, c: &Config, commits: u32, 
     warehouse.join("db.db").join(table)
 }
 
-fn strata_view(report: &Value) -> (Vec<Value>, BTreeSet<String>) {
-    let snaps = report["snapshots"]
+/// The fields of each snapshot both views compare.
+fn snapshot_view(snapshots: &Value) -> Vec<Value> {
+    snapshots
         .as_array()
         .unwrap()
         .iter()
@@ -42,7 +44,24 @@ fn strata_view(report: &Value) -> (Vec<Value>, BTreeSet<String>) {
                    "commitIdentifier": s["commitIdentifier"], "totalRecordCount": s["totalRecordCount"],
                    "deltaRecordCount": s["deltaRecordCount"]})
         })
-        .collect();
+        .collect()
+}
+
+/// A live file as both views show it.
+fn file_line(part: &[String], bucket: &Value, level: &Value, f: &Value) -> String {
+    format!(
+        "{part:?} b{bucket} L{level} {} rows={} size={} seq={}..{} del={} tb={}",
+        f["fileName"].as_str().unwrap(),
+        f["rowCount"],
+        f["fileSize"],
+        f["minSequenceNumber"],
+        f["maxSequenceNumber"],
+        f["deleteRowCount"],
+        f["totalBuckets"]
+    )
+}
+
+fn strata_view(report: &Value) -> (Vec<Value>, BTreeSet<String>) {
     let mut files = BTreeSet::new();
     for b in report["buckets"].as_array().unwrap() {
         let part: Vec<String> = b["partition"]
@@ -56,35 +75,14 @@ fn strata_view(report: &Value) -> (Vec<Value>, BTreeSet<String>) {
             .collect();
         for l in b["levels"].as_array().unwrap() {
             for f in l["files"].as_array().unwrap() {
-                files.insert(format!(
-                    "{part:?} b{} L{} {} rows={} size={} seq={}..{} del={} tb={}",
-                    b["bucket"],
-                    l["level"],
-                    f["fileName"].as_str().unwrap(),
-                    f["rowCount"],
-                    f["fileSize"],
-                    f["minSequenceNumber"],
-                    f["maxSequenceNumber"],
-                    f["deleteRowCount"],
-                    f["totalBuckets"]
-                ));
+                files.insert(file_line(&part, &b["bucket"], &l["level"], f));
             }
         }
     }
-    (snaps, files)
+    (snapshot_view(&report["snapshots"]), files)
 }
 
 fn oracle_view(meta: &Value) -> (Vec<Value>, BTreeSet<String>) {
-    let snaps = meta["snapshots"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            json!({"id": s["id"], "schemaId": s["schemaId"], "commitKind": s["commitKind"], "commitUser": s["commitUser"],
-                   "commitIdentifier": s["commitIdentifier"], "totalRecordCount": s["totalRecordCount"],
-                   "deltaRecordCount": s["deltaRecordCount"]})
-        })
-        .collect();
     let files = meta["files"]
         .as_array()
         .unwrap()
@@ -92,21 +90,10 @@ fn oracle_view(meta: &Value) -> (Vec<Value>, BTreeSet<String>) {
         .map(|f| {
             let part: Vec<String> =
                 f["partitionValues"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
-            format!(
-                "{part:?} b{} L{} {} rows={} size={} seq={}..{} del={} tb={}",
-                f["bucket"],
-                f["level"],
-                f["fileName"].as_str().unwrap(),
-                f["rowCount"],
-                f["fileSize"],
-                f["minSequenceNumber"],
-                f["maxSequenceNumber"],
-                f["deleteRowCount"],
-                f["totalBuckets"]
-            )
+            file_line(&part, &f["bucket"], &f["level"], f)
         })
         .collect();
-    (snaps, files)
+    (snapshot_view(&meta["snapshots"]), files)
 }
 
 #[test]
@@ -196,60 +183,30 @@ fn every_manifest_reencodes_to_a_file_pypaimon_reads_identically() {
     assert!(non_empty >= 10, "only {non_empty} non-empty metadata files compared");
 }
 
-fn key_row(k: i64) -> BinaryRow {
-    BinaryRow::from_datums(&[Some(Datum::BigInt(k))], &["BIGINT NOT NULL".parse().unwrap()]).unwrap()
-}
-
+/// A level `level` data file of keys `min..=max` (`rows` rows from sequence number `seq`).
 fn fake_file(name: &str, level: i32, min: i64, max: i64, rows: i64, seq: i64) -> DataFileMeta {
     DataFileMeta {
-        file_name: name.to_string(),
         file_size: 1000 + rows,
-        row_count: rows,
-        min_key: key_row(min),
-        max_key: key_row(max),
-        key_stats: SimpleStats { min_values: key_row(min), max_values: key_row(max), null_counts: Some(vec![Some(0)]) },
-        value_stats: SimpleStats::empty(),
         min_sequence_number: seq,
         max_sequence_number: seq + rows - 1,
-        schema_id: 0,
-        level,
-        extra_files: vec![],
         creation_time: Some(1_700_000_000_000),
-        delete_row_count: Some(0),
-        embedded_index: None,
         file_source: Some(if level == 0 { 0 } else { 1 }),
-        value_stats_cols: Some(vec![]),
-        external_path: None,
-        first_row_id: None,
-        write_cols: None,
-        write_cols_sequences: None,
+        ..file(name, level, min, max, rows)
     }
 }
 
-#[test]
-fn strata_create_and_commit_make_metadata_pypaimon_reads() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("wh").join("db.db").join("t");
-    let p = path.to_str().unwrap();
-    let (code, _, err) = strata(&[
-        "create",
-        p,
-        "--schema",
-        "id BIGINT NOT NULL, p STRING, price DECIMAL(10, 2), ts TIMESTAMP(3), v BIGINT",
-        "--primary-key",
-        "id,p",
-        "--partition-keys",
-        "p",
-        "--option",
-        "bucket=2",
-        "--option",
-        "deletion-vectors.enabled=true",
-        "--option",
-        "my.engine.option=kept",
-        // Keys Strata does not know are refused unless asked for; kept as they are when they are.
-        "--allow-unknown-options",
-    ]);
+/// `strata create` of a partitioned deletion-vector table with two buckets and an option Strata does not know.
+fn create_with_the_cli(p: &str) {
+    let schema = "id BIGINT NOT NULL, p STRING, price DECIMAL(10, 2), ts TIMESTAMP(3), v BIGINT";
+    let options = ["bucket=2", "deletion-vectors.enabled=true", "my.engine.option=kept"];
+    // Keys Strata does not know are refused unless asked for; kept as they are when they are.
+    let extra = ["--partition-keys", "p", "--allow-unknown-options"];
+    let (code, _, err) = strata_create(p, schema, "id,p", &options, &extra);
     assert_eq!(code, 0, "{err}");
+}
+
+/// pypaimon reads the schema `create_with_the_cli` made.
+fn assert_pypaimon_reads_the_schema(p: &str) {
     let meta = oracle(&["meta", p]);
     let schema = &meta["schema"];
     let types: Vec<(String, String)> = schema["fields"]
@@ -274,10 +231,11 @@ fn strata_create_and_commit_make_metadata_pypaimon_reads() {
     assert_eq!(schema["options"]["bucket"], "2");
     assert_eq!(schema["options"]["deletion-vectors.enabled"], "true");
     assert_eq!(schema["options"]["my.engine.option"], "kept");
+}
 
-    // Two commits of Strata's own: level-0 files, then a compaction with a deletion-vector index file.
-    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
-    let table = Table::open(io, p).unwrap();
+/// Two commits of Strata's own: level-0 files in partitions x and y, then a compaction of x's with a
+/// deletion-vector index file.
+fn commit_level0_then_a_compaction(table: &Table) {
     let part = |v: &str| {
         BinaryRow::from_datums(&[Some(Datum::String(v.into()))], &["STRING NOT NULL".parse().unwrap()]).unwrap()
     };
@@ -337,6 +295,10 @@ fn strata_create_and_commit_make_metadata_pypaimon_reads() {
             ..Default::default()
         })
         .unwrap();
+}
+
+/// pypaimon reads the snapshots, live files and index manifest `commit_level0_then_a_compaction` made.
+fn assert_pypaimon_reads_the_commits(p: &str) {
     let meta = oracle(&["meta", p]);
     let snaps = meta["snapshots"].as_array().unwrap();
     assert_eq!(snaps.len(), 2);
@@ -370,6 +332,19 @@ fn strata_create_and_commit_make_metadata_pypaimon_reads() {
         json!([{"kind": 0, "bucket": 0, "indexType": "DELETION_VECTORS", "fileName": "index-abc-0", "fileSize": 33, "rowCount": 1,
                 "ranges": [{"dataFile": "data-a-1.parquet", "offset": 1, "length": 24, "cardinality": 3}]}])
     );
+}
+
+#[test]
+fn strata_create_and_commit_make_metadata_pypaimon_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wh").join("db.db").join("t");
+    let p = path.to_str().unwrap();
+    create_with_the_cli(p);
+    assert_pypaimon_reads_the_schema(p);
+    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
+    let table = Table::open(io, p).unwrap();
+    commit_level0_then_a_compaction(&table);
+    assert_pypaimon_reads_the_commits(p);
     // And Strata reads back what it wrote.
     let s = table.snapshot(None).unwrap().unwrap();
     let live = table.live_files(&s).unwrap();

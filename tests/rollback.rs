@@ -8,19 +8,14 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use common::tag_fixtures::*;
 use strata::spec::ErrorKind;
-use strata::table::maintenance::{expire_snapshots, ExpireOptions};
+use strata::table::maintenance::expire_snapshots;
 use strata::table::rollback::{rollback, RollbackTarget};
 use strata::table::tag::create_tag;
 use strata::{ReadBuilder, Table, TableWriter};
 use strata_sim::{Fault, FaultyFileIO, OpKind};
-
-fn keep(n: u32) -> ExpireOptions {
-    ExpireOptions { retain_min: n, retain_max: n, time_retained: Duration::from_secs(3600), dry_run: false }
-}
 
 /// Ids from the earliest to the latest snapshot, without a gap.
 fn assert_consecutive(t: &Table, what: &str) -> Vec<i64> {
@@ -45,21 +40,26 @@ fn assert_all_readable(t: &Table, models: &BTreeMap<i64, Rows>, what: &str) {
     assert_eq!(rows_merged(t, None).unwrap(), models[&latest], "{what}: latest {latest}");
 }
 
+/// A table written in rounds `0..rounds` by writer "w", still open: the table, the writer, the latest model,
+/// the models per snapshot id, and the snapshot of each round.
+fn written(dir: &Path, dv: bool, rounds: i64) -> (Table, TableWriter, Rows, BTreeMap<i64, Rows>, Vec<i64>) {
+    let t = kv_table(dir, dv);
+    let (mut model, mut models) = (Rows::new(), BTreeMap::new());
+    let mut w = TableWriter::new(&t, "w").unwrap();
+    let at = (0..rounds).map(|r| commit_round(&t, &mut w, r, &mut model, &mut models)).collect();
+    (t, w, model, models, at)
+}
+
 #[test]
 fn rollback_reads_the_target_and_later_writes_go_on_from_it() {
     for dv in [true, false] {
         let dir = tempfile::tempdir().unwrap();
-        let t = kv_table(dir.path(), dv);
-        let (mut model, mut models) = (Rows::new(), BTreeMap::new());
-        let mut w = TableWriter::new(&t, "w").unwrap();
-        let mut at = Vec::new();
-        for r in 0..10 {
+        let (t, mut w, mut model, mut models, mut at) = written(dir.path(), dv, 5);
+        w.compact(true).unwrap();
+        let id = t.snapshot_manager().latest_id().unwrap().unwrap();
+        models.insert(id, model.clone());
+        for r in 5..10 {
             at.push(commit_round(&t, &mut w, r, &mut model, &mut models));
-            if r == 4 {
-                w.compact(true).unwrap();
-                let id = t.snapshot_manager().latest_id().unwrap().unwrap();
-                models.insert(id, model.clone());
-            }
         }
         drop(w);
         create_tag(&t, "t3", Some(at[3]), None).unwrap();
@@ -252,30 +252,40 @@ fn a_fault_at_any_operation_of_a_rollback_leaves_a_readable_table_that_rolling_b
     assert!(total > 30, "only {total} fault runs");
 }
 
-#[test]
-fn a_commit_landing_during_a_rollback_is_rolled_back_too_and_leaves_no_gap() {
-    let dir = tempfile::tempdir().unwrap();
-    let t = kv_table(dir.path(), false);
-    let (mut model, mut models) = (Rows::new(), BTreeMap::new());
-    let mut w = TableWriter::new(&t, "w").unwrap();
-    let mut at = Vec::new();
-    for r in 0..6 {
-        at.push(commit_round(&t, &mut w, r, &mut model, &mut models));
-    }
+/// A merge-on-read table written in rounds `0..6` (the writer closed), its models and round 2's snapshot, and
+/// the table opened again on storage that runs `race` (given the table and that snapshot) once, at the first
+/// `op` on a snapshot file.
+fn table_with_a_race(
+    dir: &Path,
+    op: &'static str,
+    race: impl FnOnce(&Table, i64) + Send + 'static,
+) -> (Table, Table, BTreeMap<i64, Rows>, i64) {
+    let (t, w, _, models, at) = written(dir, false, 6);
     drop(w);
     let target = at[2];
-    // Another process commits when the rollback deletes its first snapshot file.
     let plain = t.clone();
-    let mut fired = false;
-    let io = HookIO::new(move |op, path| {
-        if op == "delete" && path.contains("/snapshot/snapshot-") && !std::mem::replace(&mut fired, true) {
-            let mut w = TableWriter::new(&plain, "racer").unwrap();
-            let mut m = Rows::new();
-            round_rows(&mut w, 50, &mut m);
-            w.commit().unwrap();
+    let mut race = Some(race);
+    let io = HookIO::new(move |o, path| {
+        if o == op && path.contains("/snapshot/snapshot-") {
+            if let Some(race) = race.take() {
+                race(&plain, target);
+            }
         }
     });
     let hooked = Table::open(io, t.path()).unwrap();
+    (t, hooked, models, target)
+}
+
+#[test]
+fn a_commit_landing_during_a_rollback_is_rolled_back_too_and_leaves_no_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    // Another process commits when the rollback deletes its first snapshot file.
+    let (t, hooked, models, target) = table_with_a_race(dir.path(), "delete", |plain, _| {
+        let mut w = TableWriter::new(plain, "racer").unwrap();
+        let mut m = Rows::new();
+        round_rows(&mut w, 50, &mut m);
+        w.commit().unwrap();
+    });
     let report = rollback(&hooked, &RollbackTarget::Snapshot(target)).unwrap();
     assert_eq!(t.snapshot_manager().list_ids().unwrap(), (1..=target).collect::<Vec<_>>(), "{report:?}");
     assert_eq!(rows_at(&t, None).unwrap(), models[&target]);
@@ -285,25 +295,11 @@ fn a_commit_landing_during_a_rollback_is_rolled_back_too_and_leaves_no_gap() {
 #[test]
 fn a_commit_that_read_the_table_before_a_rollback_fails_loudly_and_rolling_back_again_repairs_it() {
     let dir = tempfile::tempdir().unwrap();
-    let t = kv_table(dir.path(), false);
-    let (mut model, mut models) = (Rows::new(), BTreeMap::new());
-    let mut w = TableWriter::new(&t, "w").unwrap();
-    let mut at = Vec::new();
-    for r in 0..6 {
-        at.push(commit_round(&t, &mut w, r, &mut model, &mut models));
-    }
-    drop(w);
-    let target = at[2];
     // The writer has read the latest snapshot and written its manifests when the rollback runs; then it
     // creates the next snapshot (what Paimon forbids: writers must be stopped).
-    let plain = t.clone();
-    let mut fired = false;
-    let io = HookIO::new(move |op, path| {
-        if op == "create_if_absent" && path.contains("/snapshot/snapshot-") && !std::mem::replace(&mut fired, true) {
-            rollback(&plain, &RollbackTarget::Snapshot(target)).unwrap();
-        }
+    let (t, stale, models, target) = table_with_a_race(dir.path(), "create_if_absent", |plain, target| {
+        rollback(plain, &RollbackTarget::Snapshot(target)).unwrap();
     });
-    let stale = Table::open(io, t.path()).unwrap();
     let mut w = TableWriter::new(&stale, "stale").unwrap();
     let mut m = Rows::new();
     round_rows(&mut w, 60, &mut m);
@@ -327,13 +323,7 @@ fn a_commit_that_read_the_table_before_a_rollback_fails_loudly_and_rolling_back_
 fn a_writer_opened_before_a_rollback_commits_consistently_after_it() {
     for dv in [true, false] {
         let dir = tempfile::tempdir().unwrap();
-        let t = kv_table(dir.path(), dv);
-        let (mut model, mut models) = (Rows::new(), BTreeMap::new());
-        let mut w = TableWriter::new(&t, "w").unwrap();
-        let mut at = Vec::new();
-        for r in 0..6 {
-            at.push(commit_round(&t, &mut w, r, &mut model, &mut models));
-        }
+        let (t, mut w, _, mut models, at) = written(dir.path(), dv, 6);
         let target = at[2];
         rollback(&t, &RollbackTarget::Snapshot(target)).unwrap();
         // The old writer still holds the removed snapshots' files in its levels.

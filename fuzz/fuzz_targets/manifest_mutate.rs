@@ -4,6 +4,8 @@
 //! `strata_spec::avro::read_container`). Decoding must return, never panic or abort.
 #![no_main]
 
+mod common;
+
 use libfuzzer_sys::fuzz_target;
 use strata_spec::{IndexManifestEntry, ManifestEntry, ManifestFileMeta, SimpleStats};
 
@@ -32,16 +34,8 @@ fn containers() -> Vec<Vec<u8>> {
     .collect()
 }
 
-/// libfuzzer-sys aborts in its panic hook, before `catch_unwind` can run: a panic Strata contains at a
-/// decoder boundary would count as a crash. A silent hook lets containment work; a panic that escapes
-/// still reaches libfuzzer-sys's own `catch_unwind` around the target, which reports it.
-fn contain_panics_like_strata() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| std::panic::set_hook(Box::new(|_| {})));
-}
-
 fuzz_target!(|data: &[u8]| {
-    contain_panics_like_strata();
+    common::contain_panics_like_strata();
     let Some((&which, edits)) = data.split_first() else { return };
     let all = containers();
     let mut bytes = all[which as usize % all.len()].clone();

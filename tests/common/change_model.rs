@@ -247,28 +247,15 @@ pub fn inserts_of(state: &State) -> Vec<Change> {
 
 /// Output rows (JSON objects of the final schema, `rowkind` first) as changes.
 pub fn changes_of(batches: &[RecordBatch]) -> Vec<Change> {
-    let mut buf = Vec::new();
-    let mut w = arrow_json::WriterBuilder::new()
-        .with_explicit_nulls(true)
-        .build::<_, arrow_json::writer::LineDelimited>(&mut buf);
-    for b in batches {
-        w.write(b).unwrap();
-    }
-    w.finish().unwrap();
-    drop(w);
-    String::from_utf8(buf)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let r: Value = serde_json::from_str(l).unwrap();
-            Change {
-                kind: r["rowkind"].as_str().unwrap().to_string(),
-                id: r["id"].as_i64().unwrap(),
-                p: r["p"].as_str().unwrap().to_string(),
-                v: r["v"].as_i64(),
-                s: r.get("name").or(r.get("s")).and_then(Value::as_str).map(str::to_string),
-                extra: r["extra"].as_i64(),
-            }
+    super::json_rows(batches)
+        .into_iter()
+        .map(|r| Change {
+            kind: r["rowkind"].as_str().unwrap().to_string(),
+            id: r["id"].as_i64().unwrap(),
+            p: r["p"].as_str().unwrap().to_string(),
+            v: r["v"].as_i64(),
+            s: r.get("name").or(r.get("s")).and_then(Value::as_str).map(str::to_string),
+            extra: r["extra"].as_i64(),
         })
         .collect()
 }

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+use arrow_schema::{DataType as ArrowType, Field, Schema};
 use strata::lsm::{CommitIncrement, CompactIncrement, DataIncrement};
 use strata::spec::{BinaryRow, DataFileMeta, DataType, Datum, SimpleStats, TableSchema};
 use strata::table::{CommitMessage, Committable};
@@ -39,21 +41,60 @@ pub fn file(name: &str, level: i32, min: i64, max: i64, rows: i64) -> DataFileMe
     }
 }
 
-/// A table `id BIGINT (pk), v BIGINT` with `buckets` buckets and extra options.
-pub fn create_table(io: Arc<dyn FileIO>, path: &str, buckets: i32, extra: &[(&str, &str)]) -> Table {
-    let mut options: BTreeMap<String, String> = BTreeMap::from([("bucket".to_string(), buckets.to_string())]);
-    for (k, v) in extra {
-        options.insert(k.to_string(), v.to_string());
-    }
-    let schema = TableSchema::new(
+/// The schema `id BIGINT (pk), v BIGINT` with `options` (a later entry of a key wins).
+pub fn kv_schema(options: &[(&str, &str)]) -> TableSchema {
+    let options: BTreeMap<String, String> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    TableSchema::new(
         vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint())],
         vec![],
         vec!["id".into()],
         options,
         0,
     )
-    .unwrap();
-    Table::create(io, path, schema).unwrap()
+    .unwrap()
+}
+
+/// A table `id BIGINT (pk), v BIGINT` with `buckets` buckets and extra options.
+pub fn create_table(io: Arc<dyn FileIO>, path: &str, buckets: i32, extra: &[(&str, &str)]) -> Table {
+    let buckets = buckets.to_string();
+    let options: Vec<(&str, &str)> = [("bucket", buckets.as_str())].into_iter().chain(extra.iter().copied()).collect();
+    Table::create(io, path, kv_schema(&options)).unwrap()
+}
+
+/// The rows of the latest snapshot of an `id BIGINT, v BIGINT` table, by key; each key read once.
+pub fn kv_rows(t: &Table) -> BTreeMap<i64, i64> {
+    unique_kv(&strata::ReadBuilder::new(t).read().unwrap().batches)
+}
+
+/// The (id, v) rows of batches of `id BIGINT, v BIGINT`, in order.
+pub fn kv_pairs(batches: &[RecordBatch]) -> Vec<(i64, i64)> {
+    let mut out = Vec::new();
+    for b in batches {
+        let ids = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        let vs = b.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
+        out.extend((0..b.num_rows()).map(|i| (ids.value(i), vs.value(i))));
+    }
+    out
+}
+
+/// The rows of batches of `id BIGINT, v BIGINT` by key; each key read once.
+pub fn unique_kv(batches: &[RecordBatch]) -> BTreeMap<i64, i64> {
+    let mut out = BTreeMap::new();
+    for (k, v) in kv_pairs(batches) {
+        assert!(out.insert(k, v).is_none(), "key {k} read twice");
+    }
+    out
+}
+
+/// A batch of `id BIGINT NOT NULL, v BIGINT` rows.
+pub fn kv_batch(rows: &[(i64, i64)]) -> RecordBatch {
+    let schema =
+        Arc::new(Schema::new(vec![Field::new("id", ArrowType::Int64, false), Field::new("v", ArrowType::Int64, true)]));
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.0))),
+        Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.1))),
+    ];
+    RecordBatch::try_new(schema, cols).unwrap()
 }
 
 /// A committable adding `files` to `bucket` of an unpartitioned table.

@@ -98,6 +98,37 @@ pub fn strata(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// `strata create DIR --schema SCHEMA --primary-key KEYS`, an `--option` per entry of `options`, then
+/// `extra`; returns (exit code, stdout, stderr).
+pub fn strata_create(
+    dir: &str,
+    schema: &str,
+    primary_key: &str,
+    options: &[&str],
+    extra: &[&str],
+) -> (i32, String, String) {
+    let mut args = vec!["create", dir, "--schema", schema, "--primary-key", primary_key];
+    for o in options {
+        args.extend(["--option", o]);
+    }
+    args.extend(extra);
+    strata(&args)
+}
+
+/// Batches as JSON objects, one per row (nulls as null).
+pub fn json_rows(batches: &[arrow_array::RecordBatch]) -> Vec<Value> {
+    let mut buf = Vec::new();
+    let mut w = arrow_json::WriterBuilder::new()
+        .with_explicit_nulls(true)
+        .build::<_, arrow_json::writer::LineDelimited>(&mut buf);
+    for b in batches {
+        w.write(b).unwrap();
+    }
+    w.finish().unwrap();
+    drop(w);
+    String::from_utf8(buf).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
 /// `strata inspect --json` of a table directory.
 pub fn strata_inspect(dir: &Path) -> Value {
     let (code, out, err) = strata(&["inspect", dir.to_str().unwrap(), "--json"]);

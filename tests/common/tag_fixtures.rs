@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use strata::spec::{DataType, Datum, Snapshot, TableSchema};
+use strata::spec::{Datum, Snapshot};
+use strata::table::maintenance::ExpireOptions;
 use strata::table::time_travel::{read_builder, SCAN_TAG_NAME};
 use strata::{FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
 
@@ -19,24 +20,20 @@ pub fn local() -> Arc<dyn FileIO> {
 
 /// An (id BIGINT, v BIGINT) table with 2 buckets, in deletion-vector or merge-on-read mode.
 pub fn kv_table(dir: &Path, dv: bool) -> Table {
-    let schema = TableSchema::new(
-        vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint())],
-        vec![],
-        vec!["id".into()],
-        BTreeMap::from([
-            ("bucket".to_string(), "2".to_string()),
-            ("deletion-vectors.enabled".to_string(), dv.to_string()),
-            ("num-sorted-run.compaction-trigger".to_string(), "3".to_string()),
-        ]),
-        0,
-    )
-    .unwrap();
-    Table::create(local(), dir.join("db.db/t").to_str().unwrap(), schema).unwrap()
+    let dv = dv.to_string();
+    let options =
+        [("bucket", "2"), ("deletion-vectors.enabled", dv.as_str()), ("num-sorted-run.compaction-trigger", "3")];
+    Table::create(local(), dir.join("db.db/t").to_str().unwrap(), super::fixtures::kv_schema(&options)).unwrap()
 }
 
 /// Round `r` of updates and deletes; `model` follows.
 pub fn round_rows(w: &mut TableWriter, r: i64, model: &mut Rows) {
-    for k in 0..60i64 {
+    round_rows_over(w, r, 60, model);
+}
+
+/// Round `r` of updates and deletes over keys `0..keys`; `model` follows.
+pub fn round_rows_over(w: &mut TableWriter, r: i64, keys: i64, model: &mut Rows) {
+    for k in 0..keys {
         if (k * 7 + r) % 4 == 0 {
             if (k + r) % 9 == 0 {
                 w.delete(vec![Some(Datum::BigInt(k))]).unwrap();
@@ -63,33 +60,26 @@ pub fn commit_round(t: &Table, w: &mut TableWriter, r: i64, model: &mut Rows, mo
 }
 
 pub fn rows_of(batches: &[arrow_array::RecordBatch]) -> Rows {
-    let mut out = BTreeMap::new();
-    for b in batches {
-        let ids = b.column(0).as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
-        let vs = b.column(1).as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
-        for i in 0..b.num_rows() {
-            out.insert(ids.value(i), vs.value(i));
-        }
-    }
-    out
+    super::fixtures::kv_pairs(batches).into_iter().collect()
 }
 
 /// The rows of snapshot `id` (the latest when `None`).
 pub fn rows_at(t: &Table, id: Option<i64>) -> strata::Result<Rows> {
-    let mut rb = ReadBuilder::new(&t.as_of(id)?);
-    if let Some(id) = id {
-        rb = rb.with_snapshot(id);
-    }
-    Ok(rows_of(&rb.read()?.batches))
+    read_rows(ReadBuilder::new(&t.as_of(id)?), id)
 }
 
 /// The rows of snapshot `id` (the latest when `None`) read merge-on-read: in deletion-vector mode an APPEND
 /// snapshot's level-0 rows are only seen so (raw reads skip level 0 until the COMPACT snapshot).
 pub fn rows_merged(t: &Table, id: Option<i64>) -> strata::Result<Rows> {
-    let mut rb = ReadBuilder::new(&t.as_of(id)?).merge_on_read(true);
-    if let Some(id) = id {
-        rb = rb.with_snapshot(id);
-    }
+    read_rows(ReadBuilder::new(&t.as_of(id)?).merge_on_read(true), id)
+}
+
+/// The rows `rb` reads of snapshot `id` (the latest when `None`).
+pub fn read_rows(rb: ReadBuilder, id: Option<i64>) -> strata::Result<Rows> {
+    let rb = match id {
+        Some(id) => rb.with_snapshot(id),
+        None => rb,
+    };
     Ok(rows_of(&rb.read()?.batches))
 }
 
@@ -161,6 +151,11 @@ pub fn needed_files(t: &Table) -> BTreeSet<String> {
         }
     }
     out
+}
+
+/// Expiration keeping exactly `n` snapshots (and any younger than an hour beyond that: none in these tests).
+pub fn keep(n: u32) -> ExpireOptions {
+    ExpireOptions { retain_min: n, retain_max: n, time_retained: std::time::Duration::from_secs(3600), dry_run: false }
 }
 
 /// Orphan cleanup with no age threshold. It compares modification times in milliseconds, so a file written

@@ -13,22 +13,33 @@ import sys
 
 import pyarrow as pa
 
+from oracle_common import catalog_options, json_rows, split_table_path
+
 
 def _catalog(warehouse):
-    """A filesystem catalog; PAIMON_CATALOG_OPTIONS (a JSON object, e.g. s3.endpoint) adds catalog options."""
     from pypaimon import CatalogFactory
-    import os
-    options = json.loads(os.environ.get('PAIMON_CATALOG_OPTIONS', '{}'))
-    return CatalogFactory.create({**options, 'warehouse': warehouse})
+    return CatalogFactory.create(catalog_options(warehouse))
 
 
 def _table_at(path):
     """Opens the table in directory `path` (<warehouse>/<db>.db/<table>)."""
-    path = path.rstrip('/')
-    db_dir, table = path.rsplit('/', 1)
-    warehouse, db = db_dir.rsplit('/', 1)
-    assert db.endswith('.db'), path
-    return _catalog(warehouse).get_table(f"{db[:-3]}.{table}")
+    warehouse, db, table = split_table_path(path)
+    return _catalog(warehouse).get_table(f"{db}.{table}")
+
+
+def _write_commit(table, columns, pa_schema):
+    """One batch write of `columns` (name: values) and its commit."""
+    wb = table.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    w.write_arrow(pa.Table.from_pydict(columns, schema=pa_schema))
+    c.commit(w.prepare_commit())
+    w.close()
+    c.close()
+
+
+def _arrow_rows(t):
+    """The rows of a pyarrow table (none when pypaimon read nothing), as JSON objects."""
+    return [] if t is None else json_rows(t.to_pylist())
 
 
 def cmd_write(spec):
@@ -59,12 +70,7 @@ def cmd_write(spec):
         }
         if spec.get('partitioned'):
             data['p'] = [rng.choice(['a', 'b', 'c']) for _ in range(n)]
-        wb = table.new_batch_write_builder()
-        w, c = wb.new_write(), wb.new_commit()
-        w.write_arrow(pa.Table.from_pydict(data, schema=pa_schema))
-        c.commit(w.prepare_commit())
-        w.close()
-        c.close()
+        _write_commit(table, data, pa_schema)
     return {'ok': True}
 
 
@@ -118,12 +124,7 @@ def cmd_workload(spec):
                 rows['p'].append(rng.choice(spec.get('partitions', ['a', 'b', 'c'])))
             if deletes:
                 rows['rk'].append('-D' if rng.random() < spec['delete_ratio'] else '+I')
-        wb = table.new_batch_write_builder()
-        w, c = wb.new_write(), wb.new_commit()
-        w.write_arrow(pa.Table.from_pydict(rows, schema=pa_schema))
-        c.commit(w.prepare_commit())
-        w.close()
-        c.close()
+        _write_commit(table, rows, pa_schema)
         written.append([{k: rows[k][i] for k in rows} for i in range(n)])
     if spec.get('ops_out'):
         with open(spec['ops_out'], 'w') as f:
@@ -131,25 +132,12 @@ def cmd_workload(spec):
     return {'ok': True}
 
 
-def _json_value(v):
-    if isinstance(v, (bytes, bytearray)):
-        return v.hex()
-    if isinstance(v, decimal.Decimal):
-        return str(v)
-    if isinstance(v, (datetime.datetime, datetime.date, datetime.time)):
-        return v.isoformat()
-    return v
-
-
 def cmd_read(path):
     """Every row pypaimon reads from the latest snapshot, as JSON objects."""
     table = _table_at(path)
     rb = table.new_read_builder()
     splits = rb.new_scan().plan().splits()
-    t = rb.new_read().to_arrow(splits)
-    if t is None:
-        return []
-    return [{k: _json_value(v) for k, v in row.items()} for row in t.to_pylist()]
+    return _arrow_rows(rb.new_read().to_arrow(splits))
 
 
 def cmd_changelog(path, snapshot_id):
@@ -160,10 +148,7 @@ def cmd_changelog(path, snapshot_id):
     scan = rb.new_streaming_scan()
     snapshot = table.snapshot_manager().get_snapshot_by_id(int(snapshot_id))
     plan = scan._create_changelog_plan(snapshot)
-    t = rb.new_read().to_arrow(plan.splits())
-    if t is None:
-        return []
-    return [{k: _json_value(v) for k, v in row.items()} for row in t.to_pylist()]
+    return _arrow_rows(rb.new_read().to_arrow(plan.splits()))
 
 
 def cmd_delta(path, start, end):
@@ -180,9 +165,7 @@ def cmd_delta(path, start, end):
         kinds.append(snapshot.commit_kind)
         if not follow_up.should_scan(snapshot):
             continue
-        t = rb.new_read().to_arrow(scan._create_delta_plan(snapshot).splits())
-        if t is not None:
-            rows.extend({k: _json_value(v) for k, v in row.items()} for row in t.to_pylist())
+        rows.extend(_arrow_rows(rb.new_read().to_arrow(scan._create_delta_plan(snapshot).splits())))
     return {'rows': rows, 'kinds': kinds}
 
 
@@ -209,8 +192,7 @@ def cmd_between(path, ranges):
         scan = rb.new_scan()
         splits = scan.plan().splits()
         resolved = getattr(scan, '_incremental_snapshot_range', None)
-        arrow = rb.new_read().to_arrow(splits)
-        rows = [] if arrow is None else [{k: _json_value(v) for k, v in r.items()} for r in arrow.to_pylist()]
+        rows = _arrow_rows(rb.new_read().to_arrow(splits))
         out.append({'rows': rows, 'resolved': list(resolved) if resolved is not None else None})
     return out
 
@@ -371,10 +353,8 @@ def cmd_alter(path, changes):
             out.append(SchemaChange.update_column_type(c['retype'], DataTypeParser.parse_data_type(c['type'])))
         else:
             raise SystemExit(f"unknown change {c}")
-    path = path.rstrip('/')
-    db_dir, table = path.rsplit('/', 1)
-    warehouse, db = db_dir.rsplit('/', 1)
-    _catalog(warehouse).alter_table(f"{db[:-3]}.{table}", out)
+    warehouse, db, table = split_table_path(path)
+    _catalog(warehouse).alter_table(f"{db}.{table}", out)
     return cmd_schema(path)
 
 
@@ -512,12 +492,7 @@ def cmd_evolve(spec):
                     rows.pop(str(key), None)
                 else:
                     rows[str(key)] = row
-            wb = table.new_batch_write_builder()
-            w, c = wb.new_write(), wb.new_commit()
-            w.write_arrow(pa.Table.from_pydict(batch, schema=pa_schema))
-            c.commit(w.prepare_commit())
-            w.close()
-            c.close()
+            _write_commit(table, batch, pa_schema)
     elif spec['step'] == 'alter':
         changes = []
         for ch in spec['changes']:
@@ -578,10 +553,7 @@ def cmd_read_options(spec):
     """Every row pypaimon reads with the dynamic options `options` (scan.tag-name, scan.snapshot-id, ...)."""
     table = _table_at(spec['path']).copy(spec.get('options', {}))
     rb = table.new_read_builder()
-    t = rb.new_read().to_arrow(rb.new_scan().plan().splits())
-    if t is None:
-        return []
-    return [{k: _json_value(v) for k, v in row.items()} for row in t.to_pylist()]
+    return _arrow_rows(rb.new_read().to_arrow(rb.new_scan().plan().splits()))
 
 
 def main():

@@ -9,44 +9,29 @@ Tables have the columns id BIGINT NOT NULL, [p STRING NOT NULL,] name STRING, v 
 primary key (id[, p]), partitioned by p when `partitioned`, and `rowkind.field` = rk, which is how rows are
 deleted: a row whose rk is '-D' deletes its key (paimon-rust takes no row-kind column in write_arrow).
 """
-import datetime
-import decimal
 import json
 import random
 import sys
 
 import pyarrow as pa
 
-
-def _options(warehouse):
-    """Catalog options; PAIMON_CATALOG_OPTIONS (a JSON object, e.g. s3.endpoint) adds to them."""
-    import os
-    return {**json.loads(os.environ.get('PAIMON_CATALOG_OPTIONS', '{}')), 'warehouse': warehouse}
+from oracle_common import catalog_options, json_rows, split_table_path
 
 
 def _catalog(warehouse):
     from pypaimon_rust.datafusion import PaimonCatalog
-    return PaimonCatalog(_options(warehouse))
-
-
-def _split(path):
-    """(warehouse, db, table) of a table directory <warehouse>/<db>.db/<table>."""
-    path = path.rstrip('/')
-    db_dir, table = path.rsplit('/', 1)
-    warehouse, db = db_dir.rsplit('/', 1)
-    assert db.endswith('.db'), path
-    return warehouse, db[:-3], table
+    return PaimonCatalog(catalog_options(warehouse))
 
 
 def _table_at(path):
-    warehouse, db, table = _split(path)
+    warehouse, db, table = split_table_path(path)
     return _catalog(warehouse).get_table(f"{db}.{table}")
 
 
 def _sql_context(warehouse):
     from pypaimon_rust.datafusion import SQLContext
     ctx = SQLContext()
-    ctx.register_catalog('p', _options(warehouse))
+    ctx.register_catalog('p', catalog_options(warehouse))
     return ctx
 
 
@@ -61,7 +46,7 @@ def _arrow_schema(partitioned):
 
 def cmd_create(spec):
     """Creates a table through SQL: spec {path, partitioned, buckets, format, options}."""
-    warehouse, db, table = _split(spec['path'])
+    warehouse, db, table = split_table_path(spec['path'])
     ctx = _sql_context(warehouse)
     ctx.sql(f"CREATE SCHEMA IF NOT EXISTS p.{db}")
     partitioned = spec.get('partitioned', False)
@@ -119,21 +104,11 @@ def cmd_write(spec):
     return {'commits': written, 'snapshots': snapshots}
 
 
-def _json_value(v):
-    if isinstance(v, (bytes, bytearray)):
-        return v.hex()
-    if isinstance(v, decimal.Decimal):
-        return str(v)
-    if isinstance(v, (datetime.datetime, datetime.date, datetime.time)):
-        return v.isoformat()
-    return v
-
-
 def _rows(batches):
     """The rows of a list of record batches (none when the list is empty), as JSON objects."""
     out = []
     for b in batches:
-        out.extend({k: _json_value(v) for k, v in row.items()} for row in b.to_pylist())
+        out.extend(json_rows(b.to_pylist()))
     return out
 
 

@@ -34,6 +34,9 @@ impl FileIO for CountingIO {
     fn read_range(&self, path: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
         self.inner.read_range(path, offset, len)
     }
+    fn read_ranges(&self, path: &str, ranges: &[std::ops::Range<u64>]) -> Result<Vec<Vec<u8>>> {
+        self.inner.read_ranges(path, ranges)
+    }
     fn size(&self, path: &str) -> Result<u64> {
         self.inner.size(path)
     }

@@ -1,7 +1,6 @@
 //! `strata scan --from N [--to M]` (an incremental read) and `strata scan --follow` (a streaming read):
 //! rows with their row kind, snapshot by snapshot.
 
-use std::io::Write;
 use std::time::{Duration, Instant};
 
 use arrow_array::RecordBatch;
@@ -179,31 +178,8 @@ impl RowPrinter {
         if batches.iter().all(|b| b.num_rows() == 0) {
             return Ok(());
         }
-        let stdout = std::io::stdout();
-        let mut out = std::io::BufWriter::new(stdout.lock());
-        let fail = |e: &dyn std::fmt::Display| Error::io("stdout", std::io::Error::other(e.to_string()));
-        match self.format {
-            OutputFormat::Jsonl => {
-                let mut w = arrow_json::WriterBuilder::new()
-                    .with_explicit_nulls(true)
-                    .build::<_, arrow_json::writer::LineDelimited>(&mut out);
-                for b in batches {
-                    w.write(b).map_err(|e| fail(&e))?;
-                }
-                w.finish().map_err(|e| fail(&e))?;
-            }
-            OutputFormat::Csv => {
-                let mut w = arrow_csv::WriterBuilder::new().with_header(!self.header_done).build(&mut out);
-                for b in batches {
-                    w.write(b).map_err(|e| fail(&e))?;
-                }
-                self.header_done = true;
-            }
-            OutputFormat::Table => {
-                let table = arrow_cast::pretty::pretty_format_batches(batches).map_err(|e| fail(&e))?;
-                writeln!(out, "{table}").map_err(|e| fail(&e))?;
-            }
-        }
-        out.flush().map_err(|e| fail(&e))
+        crate::write_batches(batches, self.format, !self.header_done)?;
+        self.header_done = true;
+        Ok(())
     }
 }

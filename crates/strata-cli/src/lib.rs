@@ -287,6 +287,10 @@ enum Command {
         /// Where failing workloads are saved.
         #[arg(long, default_value = "soak-failures")]
         save: String,
+        /// Put the workloads' tables under this location (a store URI such as s3://bucket/soak) instead of a
+        /// local temporary directory.
+        #[arg(long)]
+        warehouse: Option<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -383,18 +387,8 @@ fn parse_options(raw: &[String]) -> Result<BTreeMap<String, String>, Error> {
 fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
     match cli.command {
         Command::Create { table_dir, schema, primary_key, partition_keys, options, allow_unknown_options, json } => {
-            let columns = parse_columns(&schema)?;
-            let mut options = parse_options(&options)?;
-            options.entry("bucket".to_string()).or_insert_with(|| "1".to_string());
-            let schema = TableSchema::new(columns, partition_keys, primary_key, options, now_millis())?;
-            let dir = location(&table_dir)?;
-            let policy = strata_table::OptionPolicy { allow_unknown_options };
-            let table = Table::create_with_policy(io(), &dir, schema, policy)?;
-            if json {
-                println!("{}", serde_json::json!({"created": table.path(), "schemaId": table.schema().id}));
-            } else {
-                println!("created table {}", table.path());
-            }
+            let keys = (primary_key, partition_keys);
+            create(&table_dir, &schema, keys, &options, allow_unknown_options, json)?
         }
         Command::Demo { warehouse, rounds, rows, json } => demo::demo(&absolute(&warehouse), rounds, rows, json)?,
         Command::Bench { rows, rounds, buckets, dir, warehouse, json } => {
@@ -412,26 +406,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             }
         }
         Command::Expire { table_dir, retain_max, retain_min, older_than, dry_run, json } => {
-            let table = Table::open(io(), &location(&table_dir)?)?;
-            let mut opts = strata_table::maintenance::ExpireOptions::from_table(&table)?;
-            if let (Some(min), Some(max)) = (retain_min, retain_max) {
-                if min > max {
-                    return Err(Error::invalid("--retain-min", format!("{min} is more than --retain-max {max}")));
-                }
-            }
-            if let Some(m) = retain_max {
-                opts.retain_max = m;
-                opts.retain_min = opts.retain_min.min(opts.retain_max);
-            }
-            if let Some(m) = retain_min {
-                opts.retain_min = m;
-            }
-            if let Some(d) = older_than {
-                opts.time_retained = strata_table::maintenance::parse_older_than(&d)?;
-            }
-            opts.dry_run = dry_run;
-            let r = strata_table::maintenance::expire_snapshots(&table, &opts)?;
-            maintenance_report(json, &r, "expired")?;
+            expire(&table_dir, (retain_min, retain_max), older_than, dry_run, json)?
         }
         Command::Clean { table_dir, older_than, dry_run, json } => {
             let table = Table::open(io(), &location(&table_dir)?)?;
@@ -440,8 +415,8 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             maintenance_report(json, &r, "removed orphans")?;
         }
         Command::Replay { file, faults, dir, shrink, json } => sim::replay_file(file, faults, dir, shrink, json)?,
-        Command::Soak { seconds, commits, faults, seed, save, json } => {
-            sim::soak(seconds, commits, faults, seed, save, json)?
+        Command::Soak { seconds, commits, faults, seed, save, warehouse, json } => {
+            sim::soak(seconds, commits, faults, seed, save, warehouse, json)?
         }
         Command::Get { table_dir, keys, snapshot, format, json } => {
             get::run(&Table::open(io(), &location(&table_dir)?)?, &keys, snapshot, format, json)?
@@ -452,52 +427,10 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
         }
         Command::Write(args) => ingest::run(args)?,
         Command::Compact { table_dir, full, delete_ratio_threshold, json } => {
-            let table = Table::open(io(), &location(&table_dir)?)?;
-            if let Some(t) = delete_ratio_threshold {
-                if !(0.0..=1.0).contains(&t) {
-                    return Err(Error::invalid("--delete-ratio-threshold", format!("{t} is outside 0..=1")));
-                }
-            }
-            let mut write = strata_table::write::TableWrite::for_compaction(&table)?;
-            write.open_all_buckets()?;
-            let progress = Progress::start("compacting");
-            let messages = write.prepare_commit_with(full, delete_ratio_threshold)?;
-            progress.finish();
-            let files_before: usize = messages.iter().map(|m| m.increment.compact.compact_before.len()).sum();
-            let files_after: usize = messages.iter().map(|m| m.increment.compact.compact_after.len()).sum();
-            // A compaction is one COMPACT snapshot, postponed rows moved into real buckets included (they were
-            // in an APPEND snapshot already, when the postponed files were written).
-            let outcome = ingest::commit(&table, &mut write, messages, None)?.map(|s| s.last);
-            report(
-                json,
-                &serde_json::json!({"filesRemoved": files_before, "filesAdded": files_after, "snapshot": outcome}),
-                &match outcome {
-                    Some(id) => {
-                        format!("compacted: {files_before} files replaced by {files_after}; committed snapshot {id}")
-                    }
-                    None => "nothing to compact".to_string(),
-                },
-            );
+            compact(&table_dir, full, delete_ratio_threshold, json)?
         }
         Command::Scan { table_dir, snapshot, tag, timestamp, columns, format, merge, changes } => {
-            let table = Table::open(io(), &location(&table_dir)?)?;
-            if changes.wanted() {
-                if tag.is_some() || timestamp.is_some() {
-                    return Err(Error::invalid(
-                        "scan",
-                        "--tag and --timestamp choose one snapshot to read; incremental reads take --from/--to",
-                    ));
-                }
-                return changes::run(&table, &changes, columns, format, snapshot, merge);
-            }
-            let format = if changes.json { OutputFormat::Jsonl } else { format };
-            let options = tags::scan_options(tag, timestamp)?;
-            let opts =
-                strata_table::scan::ScanOptions { snapshot, columns, force_merge: merge, batch_size: None, options };
-            let progress = Progress::start("scanning");
-            let result = strata_table::scan::scan(&table, &opts)?;
-            progress.finish();
-            print_batches(&result.batches, format)?;
+            scan(&table_dir, snapshot, (tag, timestamp), columns, format, merge, &changes)?
         }
         Command::Tag { command } => tags::run_tag(command)?,
         Command::Rollback(args) => tags::run_rollback(args)?,
@@ -515,6 +448,120 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// `strata create`.
+fn create(
+    table_dir: &str,
+    schema: &str,
+    (primary_key, partition_keys): (Vec<String>, Vec<String>),
+    options: &[String],
+    allow_unknown_options: bool,
+    json: bool,
+) -> Result<(), Error> {
+    let columns = parse_columns(schema)?;
+    let mut options = parse_options(options)?;
+    options.entry("bucket".to_string()).or_insert_with(|| "1".to_string());
+    let schema = TableSchema::new(columns, partition_keys, primary_key, options, now_millis())?;
+    let dir = location(table_dir)?;
+    let policy = strata_table::OptionPolicy { allow_unknown_options };
+    let table = Table::create_with_policy(io(), &dir, schema, policy)?;
+    if json {
+        println!("{}", serde_json::json!({"created": table.path(), "schemaId": table.schema().id}));
+    } else {
+        println!("created table {}", table.path());
+    }
+    Ok(())
+}
+
+/// `strata expire`.
+fn expire(
+    table_dir: &str,
+    (retain_min, retain_max): (Option<u32>, Option<u32>),
+    older_than: Option<String>,
+    dry_run: bool,
+    json: bool,
+) -> Result<(), Error> {
+    let table = Table::open(io(), &location(table_dir)?)?;
+    let mut opts = strata_table::maintenance::ExpireOptions::from_table(&table)?;
+    if let (Some(min), Some(max)) = (retain_min, retain_max) {
+        if min > max {
+            return Err(Error::invalid("--retain-min", format!("{min} is more than --retain-max {max}")));
+        }
+    }
+    if let Some(m) = retain_max {
+        opts.retain_max = m;
+        opts.retain_min = opts.retain_min.min(opts.retain_max);
+    }
+    if let Some(m) = retain_min {
+        opts.retain_min = m;
+    }
+    if let Some(d) = older_than {
+        opts.time_retained = strata_table::maintenance::parse_older_than(&d)?;
+    }
+    opts.dry_run = dry_run;
+    let r = strata_table::maintenance::expire_snapshots(&table, &opts)?;
+    maintenance_report(json, &r, "expired")
+}
+
+/// `strata compact`.
+fn compact(table_dir: &str, full: bool, delete_ratio_threshold: Option<f64>, json: bool) -> Result<(), Error> {
+    let table = Table::open(io(), &location(table_dir)?)?;
+    if let Some(t) = delete_ratio_threshold {
+        if !(0.0..=1.0).contains(&t) {
+            return Err(Error::invalid("--delete-ratio-threshold", format!("{t} is outside 0..=1")));
+        }
+    }
+    let mut write = strata_table::write::TableWrite::for_compaction(&table)?;
+    write.open_all_buckets()?;
+    let progress = Progress::start("compacting");
+    let messages = write.prepare_commit_with(full, delete_ratio_threshold)?;
+    progress.finish();
+    let files_before: usize = messages.iter().map(|m| m.increment.compact.compact_before.len()).sum();
+    let files_after: usize = messages.iter().map(|m| m.increment.compact.compact_after.len()).sum();
+    // A compaction is one COMPACT snapshot, postponed rows moved into real buckets included (they were
+    // in an APPEND snapshot already, when the postponed files were written).
+    let outcome = ingest::commit(&table, &mut write, messages, None)?.map(|s| s.last);
+    report(
+        json,
+        &serde_json::json!({"filesRemoved": files_before, "filesAdded": files_after, "snapshot": outcome}),
+        &match outcome {
+            Some(id) => {
+                format!("compacted: {files_before} files replaced by {files_after}; committed snapshot {id}")
+            }
+            None => "nothing to compact".to_string(),
+        },
+    );
+    Ok(())
+}
+
+/// `strata scan`.
+fn scan(
+    table_dir: &str,
+    snapshot: Option<i64>,
+    (tag, timestamp): (Option<String>, Option<String>),
+    columns: Option<Vec<String>>,
+    format: OutputFormat,
+    merge: bool,
+    changes: &changes::ChangeArgs,
+) -> Result<(), Error> {
+    let table = Table::open(io(), &location(table_dir)?)?;
+    if changes.wanted() {
+        if tag.is_some() || timestamp.is_some() {
+            return Err(Error::invalid(
+                "scan",
+                "--tag and --timestamp choose one snapshot to read; incremental reads take --from/--to",
+            ));
+        }
+        return changes::run(&table, changes, columns, format, snapshot, merge);
+    }
+    let format = if changes.json { OutputFormat::Jsonl } else { format };
+    let options = tags::scan_options(tag, timestamp)?;
+    let opts = strata_table::scan::ScanOptions { snapshot, columns, force_merge: merge, batch_size: None, options };
+    let progress = Progress::start("scanning");
+    let result = strata_table::scan::scan(&table, &opts)?;
+    progress.finish();
+    print_batches(&result.batches, format)
 }
 
 fn maintenance_report(json: bool, r: &strata_table::maintenance::MaintenanceReport, what: &str) -> Result<(), Error> {
@@ -543,6 +590,15 @@ fn report(json: bool, value: &serde_json::Value, text: &str) {
 }
 
 pub(crate) fn print_batches(batches: &[arrow_array::RecordBatch], format: OutputFormat) -> Result<(), Error> {
+    write_batches(batches, format, true)
+}
+
+/// Prints `batches` in `format` (CSV with a header line when `csv_header`) and flushes stdout.
+pub(crate) fn write_batches(
+    batches: &[arrow_array::RecordBatch],
+    format: OutputFormat,
+    csv_header: bool,
+) -> Result<(), Error> {
     let out = std::io::stdout();
     let mut out = std::io::BufWriter::new(out.lock());
     let fail = |e: &dyn std::fmt::Display| Error::io("stdout", std::io::Error::other(e.to_string()));
@@ -557,7 +613,7 @@ pub(crate) fn print_batches(batches: &[arrow_array::RecordBatch], format: Output
             w.finish().map_err(|e| fail(&e))?;
         }
         OutputFormat::Csv => {
-            let mut w = arrow_csv::WriterBuilder::new().with_header(true).build(&mut out);
+            let mut w = arrow_csv::WriterBuilder::new().with_header(csv_header).build(&mut out);
             for b in batches {
                 w.write(b).map_err(|e| fail(&e))?;
             }

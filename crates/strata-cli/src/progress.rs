@@ -32,6 +32,12 @@ impl<F: FileIO> FileIO for CountingFileIO<F> {
         Ok(data)
     }
 
+    fn read_ranges(&self, path: &str, ranges: &[std::ops::Range<u64>]) -> Result<Vec<Vec<u8>>> {
+        let data = self.0.read_ranges(path, ranges)?;
+        TABLE_READ.fetch_add(data.iter().map(|d| d.len() as u64).sum(), Ordering::Relaxed);
+        Ok(data)
+    }
+
     fn size(&self, path: &str) -> Result<u64> {
         self.0.size(path)
     }

@@ -46,33 +46,38 @@ pub(crate) fn replay_file(
     Ok(())
 }
 
-/// Replays random workloads for `seconds`, saving shrunk failing ones under `save`.
+/// Replays random workloads for `seconds`, saving shrunk failing ones under `save`; with `warehouse` (a store
+/// location), the tables live there (a failing workload is saved as it is: shrinking replays it many times).
 pub(crate) fn soak(
     seconds: u64,
     commits: usize,
     faults: f64,
     seed: u64,
     save: String,
+    warehouse: Option<String>,
     json: bool,
 ) -> Result<(), Error> {
-    use strata_sim::workload::{replay, shrink, FaultPlan, Workload};
+    use strata_sim::workload::{replay_on, shrink, FaultPlan, Workload};
     let started = std::time::Instant::now();
     let tmp = std::env::temp_dir().join(format!("strata-soak-{}", uuid::Uuid::new_v4()));
-    let dir = tmp.to_string_lossy().into_owned();
+    let (io, dir) = match &warehouse {
+        Some(w) => (crate::io(), format!("{}/strata-soak-{}", crate::location(w)?, uuid::Uuid::new_v4())),
+        None => (crate::io(), tmp.to_string_lossy().into_owned()),
+    };
     let (mut runs, mut injected, mut failed_commits, mut failures) = (0u64, 0usize, 0usize, Vec::new());
     let mut half_landed = 0usize;
     let mut s = seed;
     while started.elapsed().as_secs() < seconds {
         let w = Workload::generate(s, commits);
         let plan = (faults > 0.0).then_some(FaultPlan { rate: faults, seed: s });
-        match replay(&dir, &w, plan)? {
+        match replay_on(io.clone(), &dir, &w, plan)? {
             Ok(stats) => {
                 injected += stats.faults;
                 failed_commits += stats.failed_commits;
                 half_landed += stats.half_landed_commits;
             }
             Err(d) => {
-                let small = shrink(&dir, &w, plan, 200);
+                let small = if warehouse.is_some() { w.clone() } else { shrink(&dir, &w, plan, 200) };
                 std::fs::create_dir_all(&save).map_err(|e| Error::io(&save, e))?;
                 let path = format!("{save}/seed-{s}.jsonl");
                 std::fs::write(&path, small.to_text()).map_err(|e| Error::io(&path, e))?;

@@ -9,6 +9,7 @@ pub mod lookup;
 pub mod merge;
 pub mod merge_function;
 pub mod predicate;
+mod ranged;
 pub mod reader;
 pub mod row_runs;
 pub mod stats;

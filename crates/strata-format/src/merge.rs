@@ -89,6 +89,15 @@ enum Merged {
     Computed { base: Src, kind: i8, values: Vec<Option<Datum>> },
 }
 
+/// Where a fold of a key's records ended: the record the result builds on, the delete that ended the key
+/// (no record after it), and the delete that last cleared it.
+#[derive(Default)]
+struct Fold {
+    base: Option<Src>,
+    deleted: Option<Src>,
+    reset: Option<Src>,
+}
+
 impl MergeIterator {
     /// Merges `runs` of `layout` with `cfg`. With `drop_delete`, keys whose result is a retraction vanish
     /// (reads, and compactions into levels >= 1); otherwise the retraction is kept.
@@ -491,97 +500,107 @@ impl MergeIterator {
                 Ok(())
             }
             MergeEngine::PartialUpdate => {
-                let n = self.value_types.len();
-                let mut values: Vec<Option<Src>> = vec![None; n];
-                let mut base: Option<Src> = None;
-                let mut deleted: Option<Src> = None;
-                let mut reset: Option<Src> = None;
-                for &(src, _, kind) in &self.group {
-                    if is_retract(kind) {
-                        if cfg.ignore_delete {
-                            continue;
-                        }
-                        if cfg.remove_record_on_delete && kind == RowKind::Delete.to_byte() {
-                            values.iter_mut().for_each(|v| *v = None);
-                            base = None;
-                            deleted = Some(src);
-                            reset = Some(src);
-                            continue;
-                        }
-                        return Err(Error::unsupported(
+                let mut values: Vec<Option<Src>> = vec![None; self.value_types.len()];
+                let fold = self.fold_group(
+                    &mut values,
+                    |values| values.iter_mut().for_each(|v| *v = None),
+                    |_, _| {
+                        Err(Error::unsupported(
                             "partial-update received a retract record; set ignore-delete or partial-update.remove-record-on-delete",
-                        ));
-                    }
-                    deleted = None;
-                    base = Some(src);
-                    let batch = &self.arena[src.batch].batch;
-                    for (i, v) in values.iter_mut().enumerate() {
-                        if !batch.column(self.layout.value_index(i)).is_null(src.row) {
-                            *v = Some(src);
+                        ))
+                    },
+                    |values, src| {
+                        let batch = &self.arena[src.batch].batch;
+                        for (i, v) in values.iter_mut().enumerate() {
+                            if !batch.column(self.layout.value_index(i)).is_null(src.row) {
+                                *v = Some(src);
+                            }
                         }
-                    }
-                }
-                match (base, deleted) {
-                    (Some(base), _) => self.push_after_reset(out, reset, Merged::Columns { base, values }),
-                    (None, Some(d)) if !self.drop_delete => out.push(Merged::Row(d)),
-                    _ => {}
-                }
-                Ok(())
+                        Ok(())
+                    },
+                )?;
+                self.push_folded(out, fold, |base| Ok(Merged::Columns { base, values }))
             }
             MergeEngine::Aggregation => {
-                let n = self.value_types.len();
-                let mut states = vec![AggState::default(); n];
-                let mut base: Option<Src> = None;
-                let mut deleted: Option<Src> = None;
-                let mut reset: Option<Src> = None;
-                for &(src, _, kind) in &self.group {
-                    if is_retract(kind) {
-                        if cfg.ignore_delete {
-                            continue;
-                        }
-                        if cfg.remove_record_on_delete && kind == RowKind::Delete.to_byte() {
-                            states.iter_mut().for_each(AggState::reset);
-                            base = None;
-                            deleted = Some(src);
-                            reset = Some(src);
-                            continue;
-                        }
+                let mut states = vec![AggState::default(); self.value_types.len()];
+                let fold = self.fold_group(
+                    &mut states,
+                    |states| states.iter_mut().for_each(AggState::reset),
+                    |states, src| {
                         for (i, s) in states.iter_mut().enumerate() {
                             if cfg.ignore_retract[i] {
                                 continue;
                             }
                             s.retract(cfg.aggregators[i], self.value(src, i)?, &self.layout.value_fields[i].name)?;
                         }
-                        base = Some(src);
-                        continue;
-                    }
-                    deleted = None;
-                    base = Some(src);
-                    for (i, s) in states.iter_mut().enumerate() {
-                        s.add(cfg.aggregators[i], self.value(src, i)?)?;
-                    }
-                }
-                match (base, deleted) {
-                    (Some(base), _) => {
-                        let mut values: Vec<Option<Datum>> = states.iter().map(AggState::value).collect();
-                        // Key columns always carry the key.
-                        for (i, f) in cfg.aggregators.iter().enumerate() {
-                            if *f == AggFunction::PrimaryKey {
-                                values[i] = self.value(base, i)?;
-                            }
+                        Ok(())
+                    },
+                    |states, src| {
+                        for (i, s) in states.iter_mut().enumerate() {
+                            s.add(cfg.aggregators[i], self.value(src, i)?)?;
                         }
-                        self.push_after_reset(
-                            out,
-                            reset,
-                            Merged::Computed { base, kind: RowKind::Insert.to_byte(), values },
-                        )
+                        Ok(())
+                    },
+                )?;
+                self.push_folded(out, fold, |base| {
+                    let mut values: Vec<Option<Datum>> = states.iter().map(AggState::value).collect();
+                    // Key columns always carry the key.
+                    for (i, f) in cfg.aggregators.iter().enumerate() {
+                        if *f == AggFunction::PrimaryKey {
+                            values[i] = self.value(base, i)?;
+                        }
                     }
-                    (None, Some(d)) if !self.drop_delete => out.push(Merged::Row(d)),
-                    _ => {}
-                }
-                Ok(())
+                    Ok(Merged::Computed { base, kind: RowKind::Insert.to_byte(), values })
+                })
             }
         }
+    }
+
+    /// Folds `self.group` into `state`, as partial-update and aggregation both do: retractions are skipped
+    /// under `ignore-delete`; a DELETE under `remove-record-on-delete` clears the key (`reset`); any other
+    /// retraction goes to `retract` and becomes the base; every other record goes to `add` and becomes the
+    /// base, clearing a delete before it.
+    fn fold_group<S>(
+        &self,
+        state: &mut S,
+        reset: impl Fn(&mut S),
+        retract: impl Fn(&mut S, Src) -> Result<()>,
+        add: impl Fn(&mut S, Src) -> Result<()>,
+    ) -> Result<Fold> {
+        let cfg = &self.cfg;
+        let mut fold = Fold::default();
+        for &(src, _, kind) in &self.group {
+            if is_retract(kind) {
+                if cfg.ignore_delete {
+                    continue;
+                }
+                if cfg.remove_record_on_delete && kind == RowKind::Delete.to_byte() {
+                    reset(state);
+                    fold.base = None;
+                    fold.deleted = Some(src);
+                    fold.reset = Some(src);
+                    continue;
+                }
+                retract(state, src)?;
+                fold.base = Some(src);
+                continue;
+            }
+            fold.deleted = None;
+            fold.base = Some(src);
+            add(state, src)?;
+        }
+        Ok(fold)
+    }
+
+    /// Queues what a fold ends in: the result `make` builds on its base, or the delete that ended it (kept
+    /// only where retractions are), or nothing.
+    fn push_folded(&self, out: &mut Vec<Merged>, fold: Fold, make: impl FnOnce(Src) -> Result<Merged>) -> Result<()> {
+        match (fold.base, fold.deleted) {
+            (Some(base), _) => self.push_after_reset(out, fold.reset, make(base)?),
+            (None, Some(d)) if !self.drop_delete => out.push(Merged::Row(d)),
+            _ => {}
+        }
+        Ok(())
     }
 
     /// The file-layout columns of `out` (rows of the arena, or merged values), with the row kinds of

@@ -13,6 +13,7 @@ use strata_spec::{DataType, Error, Result};
 
 use crate::evolution::{absent_column, read_as, resolve, stored_index, ColumnMapping, StoredColumn};
 use crate::kv::ROW_POSITION;
+use crate::ranged::RangedFile;
 use crate::row_runs::{live_runs, orc_selection, parquet_selection, position_runs};
 use crate::writer::FileFormat;
 
@@ -128,7 +129,8 @@ pub fn open_file_ranged(
                 Some(n) if n > 0 => n,
                 _ => io.size(path)?,
             };
-            let file = RangedFile { io: io.clone(), path: path.to_string(), len };
+            let file = RangedFile::new(io.clone(), path, len);
+            file.fetch_tail()?;
             guarded(path, || open_source(ParquetSource::Ranged(file), path, format, req))
         }
     }
@@ -140,69 +142,19 @@ enum ParquetSource {
     Ranged(RangedFile),
 }
 
-/// A file whose bytes are fetched from a `FileIO` as the parquet decoder asks for them.
-struct RangedFile {
-    io: Arc<dyn FileIO>,
-    path: String,
-    len: u64,
-}
-
-impl parquet::file::reader::Length for RangedFile {
-    fn len(&self) -> u64 {
-        self.len
-    }
-}
-
-fn external(e: Error) -> parquet::errors::ParquetError {
-    parquet::errors::ParquetError::External(Box::new(e))
-}
-
-impl parquet::file::reader::ChunkReader for RangedFile {
-    type T = RangedRead;
-
-    fn get_read(&self, start: u64) -> parquet::errors::Result<RangedRead> {
-        Ok(RangedRead { io: self.io.clone(), path: self.path.clone(), pos: start, end: self.len, buf: Bytes::new() })
-    }
-
-    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
-        self.io.read_range(&self.path, start, length as u64).map(Bytes::from).map_err(external)
-    }
-}
-
-/// A sequential reader over a ranged file, fetching a megabyte at a time.
-struct RangedRead {
-    io: Arc<dyn FileIO>,
-    path: String,
-    pos: u64,
-    end: u64,
-    buf: Bytes,
-}
-
-impl std::io::Read for RangedRead {
-    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        if self.buf.is_empty() {
-            let n = (self.end.saturating_sub(self.pos)).min(1 << 20);
-            if n == 0 {
-                return Ok(0);
-            }
-            let bytes = self.io.read_range(&self.path, self.pos, n).map_err(std::io::Error::other)?;
-            self.pos += n;
-            self.buf = Bytes::from(bytes);
-        }
-        let n = out.len().min(self.buf.len());
-        out[..n].copy_from_slice(&self.buf.split_to(n));
-        Ok(n)
-    }
-}
-
 fn open_source(source: ParquetSource, path: &str, format: FileFormat, req: &ReadRequest<'_>) -> Result<FileBatches> {
     let _span = tracing::debug_span!("open_data_file", path).entered();
     let opened = match (source, format) {
-        (ParquetSource::Whole(bytes), FileFormat::Parquet) => open_parquet(bytes.clone(), Some(bytes), path, req)?,
-        (ParquetSource::Ranged(file), FileFormat::Parquet) => open_parquet(file, None, path, req)?,
+        (ParquetSource::Whole(bytes), FileFormat::Parquet) => {
+            open_parquet(bytes.clone(), Some(bytes), None, path, req)?
+        }
+        (ParquetSource::Ranged(file), FileFormat::Parquet) => {
+            let ahead = file.clone();
+            open_parquet(file, None, Some(&ahead), path, req)?
+        }
         (ParquetSource::Whole(bytes), FileFormat::Orc) => open_orc(bytes, path, req)?,
         (ParquetSource::Ranged(file), FileFormat::Orc) => {
-            let bytes = file.io.read(&file.path)?;
+            let bytes = file.io().read(file.path())?;
             open_orc(Bytes::from(bytes), path, req)?
         }
     };
@@ -211,10 +163,12 @@ fn open_source(source: ParquetSource, path: &str, format: FileFormat, req: &Read
 
 /// Opens parquet from `bytes`; with `whole` (the file's bytes, when read whole) the column chunks to be
 /// decoded are checked against the CRC32s Strata records in the footer first. Range reads fetch only some
-/// pages of a chunk, so they are not checked (parquet page CRCs, when a writer recorded them, still are).
+/// pages of a chunk, so they are not checked (parquet page CRCs, when a writer recorded them, still are);
+/// `ahead` (a ranged file) fetches the pages the read decodes once the footer says where they are.
 fn open_parquet<R: parquet::file::reader::ChunkReader + 'static>(
     bytes: R,
     whole: Option<Bytes>,
+    ahead: Option<&RangedFile>,
     path: &str,
     req: &ReadRequest<'_>,
 ) -> Result<Opened> {
@@ -276,6 +230,9 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + 'static>(
     if let Some(whole) = &whole {
         let indices: Vec<usize> = groups.iter().map(|(i, _)| *i).collect();
         crate::verify::verify_chunks(whole, builder.metadata(), &indices, &mask, path)?;
+    }
+    if let Some(file) = ahead {
+        file.fetch_pages(builder.metadata(), &groups, &roots, req.select.as_deref())?;
     }
     let ranges: Vec<std::ops::Range<u64>> = groups.iter().map(|(_, r)| r.clone()).collect();
     let mut builder = builder.with_projection(mask).with_batch_size(req.batch_size);

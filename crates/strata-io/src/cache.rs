@@ -232,6 +232,13 @@ impl FileIO for CachingFileIO {
         self.inner.read_range(path, offset, len)
     }
 
+    fn read_ranges(&self, path: &str, ranges: &[std::ops::Range<u64>]) -> Result<Vec<Vec<u8>>> {
+        if self.cached(path).is_some() {
+            return ranges.iter().map(|r| self.read_range(path, r.start, r.end.saturating_sub(r.start))).collect();
+        }
+        self.inner.read_ranges(path, ranges)
+    }
+
     fn size(&self, path: &str) -> Result<u64> {
         match self.cached(path) {
             Some(copy) => Ok(copy.size),

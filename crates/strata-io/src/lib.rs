@@ -112,6 +112,14 @@ pub trait FileIO: Send + Sync + Debug {
     /// Reads `len` bytes at `offset`; a range past the end is an error naming the file.
     fn read_range(&self, path: &str, offset: u64, len: u64) -> Result<Vec<u8>>;
 
+    /// Reads several ranges of one file, in the order given; side by side where the storage waits per
+    /// request (object stores coalesce close ranges and issue them concurrently).
+    fn read_ranges(&self, path: &str, ranges: &[std::ops::Range<u64>]) -> Result<Vec<Vec<u8>>> {
+        parallel_map(ranges, READ_AHEAD, |r| self.read_range(path, r.start, r.end.saturating_sub(r.start)))
+            .into_iter()
+            .collect()
+    }
+
     /// Size of a file in bytes.
     fn size(&self, path: &str) -> Result<u64>;
 

@@ -200,6 +200,10 @@ impl FileIO for StoreRouter {
         self.route(path)?.read_range(path, offset, len)
     }
 
+    fn read_ranges(&self, path: &str, ranges: &[std::ops::Range<u64>]) -> Result<Vec<Vec<u8>>> {
+        self.route(path)?.read_ranges(path, ranges)
+    }
+
     fn size(&self, path: &str) -> Result<u64> {
         self.route(path)?.size(path)
     }

@@ -199,6 +199,24 @@ impl ObjectStoreFileIO {
     }
 }
 
+/// How many requests `ranges` take once ranges closer than `gap` are merged.
+fn coalesced_count(ranges: &[std::ops::Range<u64>], gap: u64) -> u64 {
+    let mut sorted: Vec<&std::ops::Range<u64>> = ranges.iter().collect();
+    sorted.sort_by_key(|r| r.start);
+    let mut count = 0;
+    let mut end: Option<u64> = None;
+    for r in sorted {
+        match end {
+            Some(e) if r.start <= e.saturating_add(gap) => end = Some(e.max(r.end)),
+            _ => {
+                count += 1;
+                end = Some(r.end);
+            }
+        }
+    }
+    count
+}
+
 /// A name part no other process picks: the process id, the time and a counter.
 fn unique_suffix() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -235,6 +253,25 @@ impl FileIO for ObjectStoreFileIO {
             }
             Err(e) => Err(map_error(&owned, e)),
         }
+    }
+
+    fn read_ranges(&self, path: &str, ranges: &[std::ops::Range<u64>]) -> Result<Vec<Vec<u8>>> {
+        let _span = tracing::trace_span!("object_read_ranges", path, ranges = ranges.len()).entered();
+        if ranges.is_empty() {
+            return Ok(Vec::new());
+        }
+        let location = self.location(path)?;
+        // object_store coalesces ranges closer than a megabyte and fetches the rest side by side.
+        self.counters.get.fetch_add(coalesced_count(ranges, 1 << 20), Ordering::Relaxed);
+        let store = self.store.clone();
+        let owned = path.to_string();
+        let wanted = ranges.to_vec();
+        let got =
+            block_on(async move { store.get_ranges(&location, &wanted).await })?.map_err(|e| map_error(&owned, e))?;
+        if got.len() != ranges.len() || got.iter().zip(ranges).any(|(b, r)| b.len() as u64 != r.end - r.start) {
+            return Err(Error::corrupt("a range read returned other lengths than asked for").in_file(path));
+        }
+        Ok(got.into_iter().map(Vec::from).collect())
     }
 
     fn size(&self, path: &str) -> Result<u64> {

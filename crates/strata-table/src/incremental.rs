@@ -24,14 +24,12 @@
 //! unknown. `lookup` and `full-compaction` changelogs carry the full retracted row, which is filtered like
 //! any other.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int8Type;
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
-use parking_lot::Mutex;
 use strata_format::bucket_read::open_data_file_pruned;
 use strata_format::predicate::{Predicate, TypedPredicate};
 use strata_format::{KeyValueLayout, RowKind};
@@ -285,17 +283,7 @@ impl ChangeReader {
         let source = mode.resolve(table)?;
         let layout = Arc::new(table.layout()?);
         let projection = rb.projection_indices(&layout)?;
-        let mut read_idx = projection.clone();
-        if let Some(f) = rb.filter() {
-            for c in f.columns() {
-                let i = layout.value_position(&c)?;
-                if !read_idx.contains(&i) {
-                    read_idx.push(i);
-                }
-            }
-        }
-        let read_cols: Vec<(String, DataType)> =
-            read_idx.iter().map(|&i| (layout.value_fields[i].name.clone(), layout.value_fields[i].data_type)).collect();
+        let read_cols = crate::read::value_columns(&layout, &rb.read_indices(&layout)?);
         let mut fields = vec![Field::new(ROW_KIND_COLUMN, ArrowType::Utf8, false)];
         for &i in &projection {
             let f = layout.value_schema.field(i);
@@ -379,33 +367,7 @@ impl ChangeReader {
         let table = self.rb.table();
         let tasks: Vec<(String, &ManifestEntry)> =
             changes.files.iter().map(|e| Ok((table.data_file_path(e)?, e))).collect::<Result<_>>()?;
-        let results: Mutex<Vec<(usize, Vec<RecordBatch>)>> = Mutex::new(Vec::new());
-        let first_error: Mutex<Option<Error>> = Mutex::new(None);
-        let next = AtomicUsize::new(0);
-        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(tasks.len().max(1));
-        std::thread::scope(|scope| {
-            for _ in 0..threads {
-                scope.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((path, e)) = tasks.get(i) else { break };
-                    if first_error.lock().is_some() {
-                        break;
-                    }
-                    match self.read_file(path, e) {
-                        Ok(b) => results.lock().push((i, b)),
-                        Err(err) => {
-                            first_error.lock().get_or_insert(err);
-                        }
-                    }
-                });
-            }
-        });
-        if let Some(e) = first_error.into_inner() {
-            return Err(e);
-        }
-        let mut results = results.into_inner();
-        results.sort_by_key(|(i, _)| *i);
-        Ok(results.into_iter().flat_map(|(_, b)| b).filter(|b| b.num_rows() > 0).collect())
+        crate::read::read_in_parallel(&tasks, || false, |(path, e)| self.read_file(path, e))
     }
 
     /// One file's rows (no deletion vector: a delta is what was written), filtered, with row kinds.

@@ -15,7 +15,7 @@ use strata_spec::{Error, FileKind, Result};
 
 use crate::commit::now_millis;
 use crate::paths::escape_path_name;
-use crate::references::{references, refuse_unread_references, References};
+use crate::references::{delete_files, references, refuse_unread_references, References};
 use crate::table::Table;
 use crate::tag::tagged_snapshots;
 
@@ -167,10 +167,9 @@ pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<Maintenan
         meta.extend(r.meta.into_iter().filter(|n| !retained_refs.meta.contains(n)));
     }
     report.snapshots = expired.iter().map(|s| s.id).collect();
-    report.data_files = data.into_iter().collect();
-    report.index_files = index.into_iter().collect();
-    report.manifests = meta.into_iter().collect();
+    let mut doomed = References { data, index, meta };
     if opts.dry_run {
+        (report.data_files, report.index_files, report.manifests) = doomed.into_lists();
         return Ok(report);
     }
     // Snapshot files first (oldest first) and the EARLIEST hint: a crash after this leaves orphans for the
@@ -183,18 +182,9 @@ pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<Maintenan
     // checks), must keep its files: look at the tags again now that the snapshots are gone.
     let mut late = References::default();
     extend_with_tags(&mut late, table, &mut cache, &mut tags_seen)?;
-    report.data_files.retain(|p| !late.data.contains(p));
-    report.index_files.retain(|n| !late.index.contains(n));
-    report.manifests.retain(|n| !late.meta.contains(n));
-    for p in &report.data_files {
-        table.io().delete(p)?;
-    }
-    for n in &report.index_files {
-        table.io().delete(&table.path_factory().index_path(n))?;
-    }
-    for n in &report.manifests {
-        table.io().delete(&table.path_factory().manifest_path(n))?;
-    }
+    doomed.remove_referenced(&late);
+    (report.data_files, report.index_files, report.manifests) = doomed.into_lists();
+    delete_files(table, &report.data_files, &report.index_files, &report.manifests)?;
     Ok(report)
 }
 

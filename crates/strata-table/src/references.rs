@@ -3,8 +3,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use strata_spec::{Error, Result, Snapshot};
+use strata_spec::{Error, ManifestEntry, Result, Snapshot};
 
+use crate::manifest_io::ManifestStore;
 use crate::table::Table;
 
 /// Every file a snapshot references: data files (paths), index files (names), metadata files (names).
@@ -23,9 +24,70 @@ impl References {
         self.meta.extend(other.meta);
     }
 
+    /// Drops everything `other` references (what must stay, from what may go).
+    pub(crate) fn remove_referenced(&mut self, other: &References) {
+        self.data.retain(|p| !other.data.contains(p));
+        self.index.retain(|n| !other.index.contains(n));
+        self.meta.retain(|n| !other.meta.contains(n));
+    }
+
     /// The file names of the referenced data files (and their extra files).
     pub(crate) fn data_names(&self) -> BTreeSet<String> {
         self.data.iter().map(|p| p.rsplit('/').next().unwrap_or(p.as_str()).to_string()).collect()
+    }
+
+    /// The lists a report gives: data file paths, index file names, metadata file names.
+    pub(crate) fn into_lists(self) -> (Vec<String>, Vec<String>, Vec<String>) {
+        (self.data.into_iter().collect(), self.index.into_iter().collect(), self.meta.into_iter().collect())
+    }
+
+    /// Adds `s`'s manifest lists and the manifests they name (`manifests_cache`: manifest names by manifest
+    /// list, shared across calls).
+    pub(crate) fn add_manifest_lists(
+        &mut self,
+        store: &ManifestStore,
+        s: &Snapshot,
+        manifests_cache: &mut HashMap<String, Vec<String>>,
+    ) -> Result<()> {
+        for list in [Some(&s.base_manifest_list), Some(&s.delta_manifest_list), s.changelog_manifest_list.as_ref()]
+            .into_iter()
+            .flatten()
+        {
+            self.meta.insert(list.clone());
+            if !manifests_cache.contains_key(list) {
+                let names = store.read_manifest_list(list)?.into_iter().map(|m| m.file_name).collect();
+                manifests_cache.insert(list.clone(), names);
+            }
+            self.meta.extend(manifests_cache.get(list).into_iter().flatten().cloned());
+        }
+        Ok(())
+    }
+
+    /// Adds `s`'s index manifest and the index files it lists.
+    pub(crate) fn add_index(&mut self, table: &Table, s: &Snapshot) -> Result<()> {
+        if let Some(im) = &s.index_manifest {
+            self.meta.insert(im.clone());
+            self.index.extend(table.index_files(s)?.into_iter().map(|e| e.index_file.file_name));
+        }
+        Ok(())
+    }
+
+    /// Adds the data file of `e` and its extra files (a file index beside its data file lives and dies with it).
+    pub(crate) fn add_data_file(&mut self, table: &Table, e: &ManifestEntry) -> Result<()> {
+        let path = table.data_file_path(e)?;
+        for extra in &e.file.extra_files {
+            self.data.insert(strata_io::join(strata_io::parent(&path), extra));
+        }
+        self.data.insert(path);
+        Ok(())
+    }
+
+    /// Adds `s`'s changelog files.
+    pub(crate) fn add_changelog(&mut self, table: &Table, s: &Snapshot) -> Result<()> {
+        for e in table.changelog_files(s)? {
+            self.data.insert(table.data_file_path(&e)?);
+        }
+        Ok(())
     }
 }
 
@@ -35,41 +97,29 @@ pub(crate) fn references(
     s: &Snapshot,
     manifests_cache: &mut HashMap<String, Vec<String>>,
 ) -> Result<References> {
-    let store = table.manifest_store()?;
     let mut r = References::default();
-    for list in [Some(&s.base_manifest_list), Some(&s.delta_manifest_list), s.changelog_manifest_list.as_ref()]
-        .into_iter()
-        .flatten()
-    {
-        r.meta.insert(list.clone());
-        let names = match manifests_cache.get(list) {
-            Some(n) => n.clone(),
-            None => {
-                let n: Vec<String> = store.read_manifest_list(list)?.into_iter().map(|m| m.file_name).collect();
-                manifests_cache.insert(list.clone(), n.clone());
-                n
-            }
-        };
-        r.meta.extend(names);
-    }
-    if let Some(im) = &s.index_manifest {
-        r.meta.insert(im.clone());
-        for e in table.index_files(s)? {
-            r.index.insert(e.index_file.file_name);
-        }
-    }
+    r.add_manifest_lists(&table.manifest_store()?, s, manifests_cache)?;
+    r.add_index(table, s)?;
     for e in table.live_files(s)? {
-        let path = table.data_file_path(&e)?;
-        // Extra files (a file index beside its data file) live and die with it.
-        for extra in &e.file.extra_files {
-            r.data.insert(strata_io::join(strata_io::parent(&path), extra));
-        }
-        r.data.insert(path);
+        r.add_data_file(table, &e)?;
     }
-    for e in table.changelog_files(s)? {
-        r.data.insert(table.data_file_path(&e)?);
-    }
+    r.add_changelog(table, s)?;
     Ok(r)
+}
+
+/// Deletes what a maintenance operation found unreferenced: data files (paths), index files and metadata
+/// files (names), in that order.
+pub(crate) fn delete_files(table: &Table, data: &[String], index: &[String], meta: &[String]) -> Result<()> {
+    for p in data {
+        table.io().delete(p)?;
+    }
+    for n in index {
+        table.io().delete(&table.path_factory().index_path(n))?;
+    }
+    for n in meta {
+        table.io().delete(&table.path_factory().manifest_path(n))?;
+    }
+    Ok(())
 }
 
 /// Branches (`branch/branch-<name>/`, with snapshots and tags of their own) and decoupled changelogs

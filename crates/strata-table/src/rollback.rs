@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 use strata_spec::{Error, ErrorKind, FileKind, Result, Snapshot};
 
-use crate::references::{references, refuse_unread_references, References};
+use crate::references::{delete_files, references, refuse_unread_references, References};
 use crate::table::Table;
 use crate::tag::Tag;
 
@@ -99,21 +99,9 @@ pub fn rollback(table: &Table, target: &RollbackTarget) -> Result<RollbackReport
         sm.write_earliest_hint(t);
     }
     remove_newer_tags(table, t, &tags, &mut doomed, &mut report)?;
-    doomed.data.retain(|p| !protected.data.contains(p));
-    doomed.index.retain(|n| !protected.index.contains(n));
-    doomed.meta.retain(|n| !protected.meta.contains(n));
-    report.data_files = doomed.data.into_iter().collect();
-    report.index_files = doomed.index.into_iter().collect();
-    report.manifests = doomed.meta.into_iter().collect();
-    for p in &report.data_files {
-        table.io().delete(p)?;
-    }
-    for n in &report.index_files {
-        table.io().delete(&table.path_factory().index_path(n))?;
-    }
-    for n in &report.manifests {
-        table.io().delete(&table.path_factory().manifest_path(n))?;
-    }
+    doomed.remove_referenced(&protected);
+    (report.data_files, report.index_files, report.manifests) = doomed.into_lists();
+    delete_files(table, &report.data_files, &report.index_files, &report.manifests)?;
     if let Some(late) = sm.list_ids()?.into_iter().find(|&id| id > t) {
         return Err(Error::Conflict {
             message: format!(
@@ -159,33 +147,14 @@ fn newer_than(
 fn introduced(table: &Table, s: &Snapshot, cache: &mut HashMap<String, Vec<String>>) -> Result<References> {
     let store = table.manifest_store()?;
     let mut r = References::default();
-    for list in [Some(&s.base_manifest_list), Some(&s.delta_manifest_list), s.changelog_manifest_list.as_ref()]
-        .into_iter()
-        .flatten()
-    {
-        r.meta.insert(list.clone());
-        if !cache.contains_key(list) {
-            let names = store.read_manifest_list(list)?.into_iter().map(|m| m.file_name).collect();
-            cache.insert(list.clone(), names);
-        }
-        r.meta.extend(cache.get(list).into_iter().flatten().cloned());
-    }
+    r.add_manifest_lists(&store, s, cache)?;
     for m in store.read_manifest_list(&s.delta_manifest_list)? {
         for e in store.read_manifest(&m.file_name)?.into_iter().filter(|e| e.kind == FileKind::Add) {
-            let path = table.data_file_path(&e)?;
-            for extra in &e.file.extra_files {
-                r.data.insert(strata_io::join(strata_io::parent(&path), extra));
-            }
-            r.data.insert(path);
+            r.add_data_file(table, &e)?;
         }
     }
-    for e in table.changelog_files(s)? {
-        r.data.insert(table.data_file_path(&e)?);
-    }
-    if let Some(im) = &s.index_manifest {
-        r.meta.insert(im.clone());
-        r.index.extend(table.index_files(s)?.into_iter().map(|e| e.index_file.file_name));
-    }
+    r.add_changelog(table, s)?;
+    r.add_index(table, s)?;
     Ok(r)
 }
 

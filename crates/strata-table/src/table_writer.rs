@@ -144,15 +144,19 @@ impl TableWriter {
             }
             // A conflict never lands (the commit checks before it creates the snapshot, and looks for its own
             // identifier before giving up): its files are garbage, and the bucket writers' state is stale.
-            Err(e) if e.kind() == strata_spec::ErrorKind::Conflict => {
-                self.abandon(&c);
-                Err(e)
-            }
-            Err(e) => {
-                self.pending = Some(c);
-                Err(e)
-            }
+            Err(e) => Err(self.failed(c, e)),
         }
+    }
+
+    /// A commit of `c` failed with `e`, which it returns: a conflict abandons `c` (it never lands), any other
+    /// failure keeps it for the next call to retry.
+    fn failed(&mut self, c: crate::commit::Committable, e: strata_spec::Error) -> strata_spec::Error {
+        if e.kind() == strata_spec::ErrorKind::Conflict {
+            self.abandon(&c);
+        } else {
+            self.pending = Some(c);
+        }
+        e
     }
 
     /// Drops a commit that conflicted (it never lands): its files are garbage and the bucket writers' state is
@@ -204,29 +208,19 @@ impl TableWriter {
         };
         // Commits only the halves (APPEND, COMPACT) that did not land, so nothing lands twice.
         match committer.recommit(&c) {
-            Ok(crate::commit::CommitOutcome::AlreadyCommitted(_)) => {
-                // It landed although the call reported an error: nothing to do (its snapshot is not this
-                // call's).
-                self.next_identifier = self.next_identifier.max(c.identifier + 1);
-                Ok(None)
-            }
-            Ok(crate::commit::CommitOutcome::CompactionDropped(id)) => {
-                self.next_identifier = self.next_identifier.max(c.identifier + 1);
-                Ok(self.compact_again(&c).or(Some(id)))
-            }
             Ok(outcome) => {
                 self.next_identifier = self.next_identifier.max(c.identifier + 1);
-                Ok(outcome.snapshot_id())
+                match outcome {
+                    // It landed although the call reported an error: nothing to do (its snapshot is not this
+                    // call's).
+                    crate::commit::CommitOutcome::AlreadyCommitted(_) => Ok(None),
+                    crate::commit::CommitOutcome::CompactionDropped(id) => Ok(self.compact_again(&c).or(Some(id))),
+                    outcome => Ok(outcome.snapshot_id()),
+                }
             }
-            Err(e) if e.kind() == strata_spec::ErrorKind::Conflict => {
-                // Neither half landed (a landed APPEND half makes a conflicting compaction `CompactionDropped`).
-                self.abandon(&c);
-                Err(e)
-            }
-            Err(e) => {
-                self.pending = Some(c);
-                Err(e)
-            }
+            // On a conflict neither half landed (a landed APPEND half makes a conflicting compaction
+            // `CompactionDropped`).
+            Err(e) => Err(self.failed(c, e)),
         }
     }
 

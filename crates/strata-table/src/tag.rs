@@ -22,7 +22,7 @@ use serde_json::Value;
 use strata_io::{join, FileIO};
 use strata_spec::{Error, ErrorKind, Result, Snapshot};
 
-use crate::references::{references, References};
+use crate::references::{delete_files, references, References};
 use crate::table::Table;
 
 /// The tag directory, under the table directory.
@@ -365,18 +365,8 @@ pub fn delete_tag(table: &Table, name: &str) -> Result<TagDeletion> {
     };
     // The tag file goes first: a crash after it leaves orphans for cleanup, never a tag with missing files.
     tm.delete_file(name)?;
-    report.data_files = plan.data.into_iter().collect();
-    report.index_files = plan.index.into_iter().collect();
-    report.manifests = plan.meta.into_iter().collect();
-    for p in &report.data_files {
-        table.io().delete(p)?;
-    }
-    for n in &report.index_files {
-        table.io().delete(&table.path_factory().index_path(n))?;
-    }
-    for n in &report.manifests {
-        table.io().delete(&table.path_factory().manifest_path(n))?;
-    }
+    (report.data_files, report.index_files, report.manifests) = plan.into_lists();
+    delete_files(table, &report.data_files, &report.index_files, &report.manifests)?;
     Ok(report)
 }
 
@@ -403,9 +393,7 @@ fn reclaim_plan(table: &Table, tag: &Tag) -> std::result::Result<References, Opt
         for other in others.iter().filter(|o| o.name != tag.name) {
             protected.extend(references(table, &other.snapshot, &mut cache)?);
         }
-        candidates.data.retain(|p| !protected.data.contains(p));
-        candidates.index.retain(|n| !protected.index.contains(n));
-        candidates.meta.retain(|n| !protected.meta.contains(n));
+        candidates.remove_referenced(&protected);
         Ok(candidates)
     };
     plan().map_err(|e| Some(format!("the files of the snapshots could not be read ({e})")))

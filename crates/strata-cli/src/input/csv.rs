@@ -6,11 +6,10 @@
 use std::io::{BufRead, BufReader};
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
 use strata_spec::{Error, Result, TypeRoot};
 
-use super::builder::{ColumnBuilder, Value};
-use super::{open_file, skip_bom, value_error, BatchSource, InputOptions, TableColumns};
+use super::builder::Value;
+use super::{open_file, skip_bom, value_error, InputOptions, RowRead, RowReader, TableColumns, TextRows, TextSource};
 
 /// A field of the record being read: its range in the record text, and whether it was quoted.
 #[derive(Debug, Clone, Copy)]
@@ -24,8 +23,6 @@ struct FieldSpan {
 pub(crate) struct CsvSource {
     path: String,
     reader: BufReader<std::fs::File>,
-    columns: Arc<TableColumns>,
-    builders: Vec<ColumnBuilder>,
     /// The column of each field of a record (`None`: dropped).
     mapping: Vec<Option<usize>>,
     /// Columns no field gives (nullable): null in every row.
@@ -35,16 +32,13 @@ pub(crate) struct CsvSource {
     /// Where the field names came from: "the header" or "--columns".
     names_from: &'static str,
     line_no: u64,
-    bytes: u64,
     line: Vec<u8>,
     text: Vec<u8>,
     fields: Vec<FieldSpan>,
-    batch_rows: usize,
-    batch_bytes: u64,
 }
 
 impl CsvSource {
-    pub(crate) fn open(path: &str, columns: Arc<TableColumns>, opts: &InputOptions) -> Result<Self> {
+    pub(crate) fn open(path: &str, columns: Arc<TableColumns>, opts: &InputOptions) -> Result<TextSource<Self>> {
         let mut reader = BufReader::with_capacity(1 << 16, open_file(path)?);
         let bytes = skip_bom(&mut reader, path)?;
         let empty_is_value = (0..columns.len())
@@ -58,24 +52,20 @@ impl CsvSource {
         let mut source = CsvSource {
             path: path.to_string(),
             reader,
-            builders: columns.builders(),
-            columns,
             mapping: Vec::new(),
             absent: Vec::new(),
             empty_is_value,
             names_from: if opts.columns.is_some() { "--columns" } else { "the header" },
             line_no: 0,
-            bytes,
             line: Vec::new(),
             text: Vec::new(),
             fields: Vec::new(),
-            batch_rows: opts.batch_rows.max(1),
-            batch_bytes: opts.batch_bytes.max(1),
         };
+        let mut rows = TextRows::new(columns, opts, bytes);
         let (names, place, hint) = match &opts.columns {
             Some(names) => (names.clone(), format!("--columns for {path}"), String::new()),
             None => {
-                let line = source.read_record()?.ok_or_else(|| {
+                let line = source.read_record(&mut rows)?.ok_or_else(|| {
                     Error::invalid(
                         format!("input {path}"),
                         "the file is empty: a csv file starts with a header line (or give --columns)",
@@ -86,9 +76,9 @@ impl CsvSource {
                 (names, format!("input {path} line {line} (the header)"), hint.to_string())
             }
         };
-        source.mapping = source.columns.map_fields(&names, opts.ignore_unknown_fields, &place, &hint)?;
-        source.absent = (0..source.columns.len()).filter(|i| !source.mapping.contains(&Some(*i))).collect();
-        Ok(source)
+        source.mapping = rows.columns.map_fields(&names, opts.ignore_unknown_fields, &place, &hint)?;
+        source.absent = (0..rows.columns.len()).filter(|i| !source.mapping.contains(&Some(*i))).collect();
+        Ok(TextSource { reader: source, rows })
     }
 
     /// Field `f` of the record just read.
@@ -102,7 +92,7 @@ impl CsvSource {
 
     /// Reads the next record into `text` and `fields`; the line it starts on, or `None` at the end. Blank
     /// lines between records are skipped.
-    fn read_record(&mut self) -> Result<Option<u64>> {
+    fn read_record(&mut self, rows: &mut TextRows) -> Result<Option<u64>> {
         self.text.clear();
         self.fields.clear();
         let mut start_line = None;
@@ -118,7 +108,7 @@ impl CsvSource {
                 };
             }
             self.line_no += 1;
-            self.bytes += n as u64;
+            rows.bytes += n as u64;
             let content = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
             let content = content.strip_suffix(b"\r").unwrap_or(content);
             if start_line.is_none() && content.is_empty() {
@@ -186,7 +176,7 @@ impl CsvSource {
     }
 
     /// Appends the record just read (starting on `line`) to the columns.
-    fn push_record(&mut self, line: u64) -> Result<()> {
+    fn push_record(&mut self, rows: &mut TextRows, line: u64) -> Result<()> {
         if self.fields.len() != self.mapping.len() {
             return Err(self.error(
                 line,
@@ -201,18 +191,18 @@ impl CsvSource {
                 (true, false) => Value::Null,
                 _ => Value::Text(text),
             };
-            if let Err(reason) = self.builders[i].push(value) {
+            if let Err(reason) = rows.builders[i].push(value) {
                 let shown = match (span.quoted, text.is_empty()) {
                     (true, _) => format!("\"{text}\""),
                     (false, true) => "an empty field (null)".to_string(),
                     (false, false) => text.to_string(),
                 };
-                return Err(value_error(&self.path, "line", line, self.columns.name(i), &shown, &reason));
+                return Err(value_error(&self.path, "line", line, rows.columns.name(i), &shown, &reason));
             }
         }
         for &i in &self.absent {
             // Absent columns are nullable (the header check refuses a file without a NOT NULL column).
-            self.builders[i].push(Value::Null).map_err(|reason| self.error(line, reason))?;
+            rows.builders[i].push(Value::Null).map_err(|reason| self.error(line, reason))?;
         }
         Ok(())
     }
@@ -232,21 +222,10 @@ enum State {
     QuoteInQuoted,
 }
 
-impl BatchSource for CsvSource {
-    fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
-        let (mut rows, start) = (0usize, self.bytes);
-        while rows < self.batch_rows && self.bytes - start < self.batch_bytes {
-            let Some(line) = self.read_record()? else { break };
-            self.push_record(line)?;
-            rows += 1;
-        }
-        if rows == 0 {
-            return Ok(None);
-        }
-        self.columns.batch(self.builders.iter_mut().map(ColumnBuilder::finish).collect()).map(Some)
-    }
-
-    fn bytes_read(&self) -> u64 {
-        self.bytes
+impl RowReader for CsvSource {
+    fn read_row(&mut self, rows: &mut TextRows) -> Result<RowRead> {
+        let Some(line) = self.read_record(rows)? else { return Ok(RowRead::End) };
+        self.push_record(rows, line)?;
+        Ok(RowRead::Row)
     }
 }

@@ -7,77 +7,56 @@ use std::fmt;
 use std::io::{BufRead, BufReader};
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
 use serde::de::{DeserializeSeed, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use strata_spec::{Error, Result};
 
 use super::builder::{ColumnBuilder, Value};
-use super::{open_file, skip_bom, value_error, BatchSource, InputOptions, TableColumns};
+use super::{open_file, skip_bom, value_error, InputOptions, RowRead, RowReader, TableColumns, TextRows, TextSource};
 
 /// A jsonl file being read.
 pub(crate) struct JsonlSource {
     path: String,
     reader: BufReader<std::fs::File>,
-    columns: Arc<TableColumns>,
-    builders: Vec<ColumnBuilder>,
     ignore_unknown: bool,
     line_no: u64,
-    bytes: u64,
     buf: Vec<u8>,
-    batch_rows: usize,
-    batch_bytes: u64,
 }
 
 impl JsonlSource {
-    pub(crate) fn open(path: &str, columns: Arc<TableColumns>, opts: &InputOptions) -> Result<Self> {
+    pub(crate) fn open(path: &str, columns: Arc<TableColumns>, opts: &InputOptions) -> Result<TextSource<Self>> {
         let mut reader = BufReader::with_capacity(1 << 16, open_file(path)?);
         let bytes = skip_bom(&mut reader, path)?;
-        Ok(JsonlSource {
+        let source = JsonlSource {
             path: path.to_string(),
             reader,
-            builders: columns.builders(),
-            columns,
             ignore_unknown: opts.ignore_unknown_fields,
             line_no: 0,
-            bytes,
             buf: Vec::new(),
-            batch_rows: opts.batch_rows.max(1),
-            batch_bytes: opts.batch_bytes.max(1),
-        })
+        };
+        Ok(TextSource { reader: source, rows: TextRows::new(columns, opts, bytes) })
     }
 }
 
-impl BatchSource for JsonlSource {
-    fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
-        let (mut rows, start) = (0usize, self.bytes);
-        while rows < self.batch_rows && self.bytes - start < self.batch_bytes {
-            self.buf.clear();
-            let n = self.reader.read_until(b'\n', &mut self.buf).map_err(|e| Error::io(&self.path, e))?;
-            if n == 0 {
-                break;
-            }
-            self.line_no += 1;
-            self.bytes += n as u64;
-            let line = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let place = Place { path: &self.path, line: self.line_no };
-            let text = std::str::from_utf8(line)
-                .map_err(|e| place.error(format!("the line is not UTF-8 (byte {})", e.valid_up_to() + 1)))?;
-            read_line(text, &place, &self.columns, &mut self.builders, self.ignore_unknown)?;
-            rows += 1;
+impl RowReader for JsonlSource {
+    fn read_row(&mut self, rows: &mut TextRows) -> Result<RowRead> {
+        self.buf.clear();
+        let n = self.reader.read_until(b'\n', &mut self.buf).map_err(|e| Error::io(&self.path, e))?;
+        if n == 0 {
+            return Ok(RowRead::End);
         }
-        if rows == 0 {
-            return Ok(None);
+        self.line_no += 1;
+        rows.bytes += n as u64;
+        let line = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(RowRead::Blank);
         }
-        self.columns.batch(self.builders.iter_mut().map(ColumnBuilder::finish).collect()).map(Some)
-    }
-
-    fn bytes_read(&self) -> u64 {
-        self.bytes
+        let place = Place { path: &self.path, line: self.line_no };
+        let text = std::str::from_utf8(line)
+            .map_err(|e| place.error(format!("the line is not UTF-8 (byte {})", e.valid_up_to() + 1)))?;
+        read_line(text, &place, &rows.columns, &mut rows.builders, self.ignore_unknown)?;
+        Ok(RowRead::Row)
     }
 }
 

@@ -17,10 +17,12 @@ mod parquet;
 mod temporal;
 
 use std::io::BufRead;
+use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use strata_spec::{Error, Result, TableSchema};
 
+use builder::ColumnBuilder;
 pub(crate) use columns::TableColumns;
 
 /// How inputs are read.
@@ -49,6 +51,73 @@ pub(crate) trait BatchSource {
 
     /// Bytes of the file read so far (for progress).
     fn bytes_read(&self) -> u64;
+}
+
+/// What reading one row of a text file found.
+pub(crate) enum RowRead {
+    /// A row, pushed to the column builders.
+    Row,
+    /// A blank line (no row).
+    Blank,
+    /// The end of the file.
+    End,
+}
+
+/// The rows of a text file (csv, jsonl) in column builders, and where its batches end.
+pub(crate) struct TextRows {
+    pub(crate) columns: Arc<TableColumns>,
+    pub(crate) builders: Vec<ColumnBuilder>,
+    /// Bytes of the file read so far.
+    pub(crate) bytes: u64,
+    batch_rows: usize,
+    batch_bytes: u64,
+}
+
+impl TextRows {
+    /// No rows yet, `bytes` of the file read.
+    pub(crate) fn new(columns: Arc<TableColumns>, opts: &InputOptions, bytes: u64) -> Self {
+        TextRows {
+            builders: columns.builders(),
+            columns,
+            bytes,
+            batch_rows: opts.batch_rows.max(1),
+            batch_bytes: opts.batch_bytes.max(1),
+        }
+    }
+}
+
+/// A text format read a row at a time.
+pub(crate) trait RowReader {
+    /// Reads the next row into `rows`.
+    fn read_row(&mut self, rows: &mut TextRows) -> Result<RowRead>;
+}
+
+/// A text file being read: its format's reader, and its rows.
+pub(crate) struct TextSource<R> {
+    pub(crate) reader: R,
+    pub(crate) rows: TextRows,
+}
+
+impl<R: RowReader> BatchSource for TextSource<R> {
+    fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        let (mut n, start) = (0usize, self.rows.bytes);
+        while n < self.rows.batch_rows && self.rows.bytes - start < self.rows.batch_bytes {
+            match self.reader.read_row(&mut self.rows)? {
+                RowRead::Row => n += 1,
+                RowRead::Blank => continue,
+                RowRead::End => break,
+            }
+        }
+        if n == 0 {
+            return Ok(None);
+        }
+        let rows = &mut self.rows;
+        rows.columns.batch(rows.builders.iter_mut().map(ColumnBuilder::finish).collect()).map(Some)
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.rows.bytes
+    }
 }
 
 /// Opens `path` (by extension: .jsonl/.json/.ndjson, .csv, .parquet) for the table with `schema`.

@@ -192,6 +192,21 @@ impl ReadBuilder {
         }
     }
 
+    /// The value columns a read decodes, as positions in `layout`'s value fields: the projection's, then
+    /// those the filter needs besides.
+    pub(crate) fn read_indices(&self, layout: &KeyValueLayout) -> Result<Vec<usize>> {
+        let mut read_idx = self.projection_indices(layout)?;
+        if let Some(f) = &self.filter {
+            for c in f.columns() {
+                let i = layout.value_position(&c)?;
+                if !read_idx.contains(&i) {
+                    read_idx.push(i);
+                }
+            }
+        }
+        Ok(read_idx)
+    }
+
     /// Plans and reads.
     pub fn read(&self) -> Result<ScanResult> {
         let plan = self.plan()?;
@@ -224,4 +239,47 @@ impl ReadBuilder {
         }
         Ok(total)
     }
+}
+
+/// Runs `read` over `tasks` on worker threads (one per core, at most one per task), each taking the next task
+/// until the tasks run out, one failed, or `stop` says so; the first error, or the non-empty batches in task
+/// order.
+pub(crate) fn read_in_parallel<T: Sync>(
+    tasks: &[T],
+    stop: impl Fn() -> bool + Sync,
+    read: impl Fn(&T) -> Result<Vec<RecordBatch>> + Sync,
+) -> Result<Vec<RecordBatch>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let results: parking_lot::Mutex<Vec<(usize, Vec<RecordBatch>)>> = parking_lot::Mutex::new(Vec::new());
+    let first_error: parking_lot::Mutex<Option<strata_spec::Error>> = parking_lot::Mutex::new(None);
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(tasks.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(task) = tasks.get(i) else { break };
+                if first_error.lock().is_some() || stop() {
+                    break;
+                }
+                match read(task) {
+                    Ok(b) => results.lock().push((i, b)),
+                    Err(e) => {
+                        first_error.lock().get_or_insert(e);
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = first_error.into_inner() {
+        return Err(e);
+    }
+    let mut results = results.into_inner();
+    results.sort_by_key(|(i, _)| *i);
+    Ok(results.into_iter().flat_map(|(_, b)| b).filter(|b| b.num_rows() > 0).collect())
+}
+
+/// The (name, type) of the value fields of `layout` at `positions`.
+pub(crate) fn value_columns(layout: &KeyValueLayout, positions: &[usize]) -> Vec<(String, strata_spec::DataType)> {
+    positions.iter().map(|&i| (layout.value_fields[i].name.clone(), layout.value_fields[i].data_type)).collect()
 }

@@ -158,6 +158,10 @@ impl FileIO for Prefetching {
         self.shared.inner.read_range(path, offset, len)
     }
 
+    fn read_ranges(&self, path: &str, ranges: &[std::ops::Range<u64>]) -> Result<Vec<Vec<u8>>> {
+        self.shared.inner.read_ranges(path, ranges)
+    }
+
     fn size(&self, path: &str) -> Result<u64> {
         self.shared.inner.size(path)
     }

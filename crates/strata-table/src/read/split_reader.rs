@@ -4,7 +4,6 @@
 use super::{DataSplit, Plan, ReadBuilder, ScanResult};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use strata_format::bucket_read::{merge_read, open_data_file_pruned, DataFileRef};
@@ -19,42 +18,16 @@ impl ReadBuilder {
     pub fn read_plan(&self, plan: &Plan) -> Result<ScanResult> {
         let reader = self.split_reader_for(plan)?;
         let produced = AtomicUsize::new(0);
-        let results: Mutex<Vec<(usize, Vec<RecordBatch>)>> = Mutex::new(Vec::new());
-        let first_error: Mutex<Option<Error>> = Mutex::new(None);
-        let next = AtomicUsize::new(0);
-        let splits = &plan.splits;
-        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(splits.len().max(1));
-        std::thread::scope(|s| {
-            for _ in 0..threads {
-                s.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(split) = splits.get(i) else { break };
-                    if first_error.lock().is_some() || self.limit.is_some_and(|l| produced.load(Ordering::Relaxed) >= l)
-                    {
-                        break;
-                    }
-                    let mut out = Vec::new();
-                    let r = reader.read_split(split, &mut |b| {
-                        produced.fetch_add(b.num_rows(), Ordering::Relaxed);
-                        out.push(b);
-                        true
-                    });
-                    match r {
-                        Ok(()) => results.lock().push((i, out)),
-                        Err(e) => {
-                            first_error.lock().get_or_insert(e);
-                        }
-                    }
-                });
-            }
-        });
-        if let Some(e) = first_error.into_inner() {
-            return Err(e);
-        }
-        let mut results = results.into_inner();
-        results.sort_by_key(|(i, _)| *i);
-        let mut batches: Vec<RecordBatch> =
-            results.into_iter().flat_map(|(_, b)| b).filter(|b| b.num_rows() > 0).collect();
+        let stop = || self.limit.is_some_and(|l| produced.load(Ordering::Relaxed) >= l);
+        let mut batches = super::read_in_parallel(&plan.splits, stop, |split| {
+            let mut out = Vec::new();
+            reader.read_split(split, &mut |b| {
+                produced.fetch_add(b.num_rows(), Ordering::Relaxed);
+                out.push(b);
+                true
+            })?;
+            Ok(out)
+        })?;
         if let Some(limit) = self.limit {
             let mut left = limit;
             batches = batches
@@ -144,17 +117,8 @@ impl ReadBuilder {
         let out_schema = self.output_schema()?;
         let schema = self.table.schema();
         // Columns read: the projection plus whatever the filter needs.
-        let mut read_idx = projection.clone();
-        if let Some(f) = &self.filter {
-            for c in f.columns() {
-                let i = layout.value_position(&c)?;
-                if !read_idx.contains(&i) {
-                    read_idx.push(i);
-                }
-            }
-        }
-        let read_cols: Vec<(String, DataType)> =
-            read_idx.iter().map(|&i| (layout.value_fields[i].name.clone(), layout.value_fields[i].data_type)).collect();
+        let read_idx = self.read_indices(&layout)?;
+        let read_cols = super::value_columns(&layout, &read_idx);
         let prune: Option<TypedPredicate> = self.filter.as_ref().map(|p| {
             Arc::new((p.clone(), schema.fields.iter().map(|f| (f.name.clone(), f.data_type)).collect::<Vec<_>>()))
         });

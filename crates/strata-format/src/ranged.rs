@@ -1,0 +1,268 @@
+//! Parquet files read by byte ranges, for narrow reads (point lookups: a few rows, or a few columns).
+//!
+//! The decoder asks for bytes piece by piece: the footer's length, the footer, the page indexes, then a
+//! dictionary page and the selected data pages of every column. On a local disk each piece is a cheap
+//! read; on an object store each is a request of tens of milliseconds, one after the other. On stores that
+//! count requests (object stores) a [`RangedFile`] therefore fetches ahead: the file's tail (footer and,
+//! usually, the page indexes) in one request, and, once the footer says where the read's pages are, all of
+//! them at once ([`FileIO::read_ranges`], which an object store coalesces and issues side by side). Pieces
+//! it has not fetched are read as the decoder asks, so fetching ahead changes how many requests are made,
+//! never which bytes are decoded.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+use parquet::file::metadata::ParquetMetaData;
+use strata_io::FileIO;
+use strata_spec::{Error, Result};
+
+/// Bytes of a file's end fetched first: Paimon's and Strata's footers, with their page indexes, mostly fit.
+const TAIL: u64 = 64 << 10;
+
+/// Ranges closer than this are fetched as one (a request costs more than the bytes between them).
+const COALESCE: u64 = 256 << 10;
+
+/// A file whose bytes come from a `FileIO`'s range reads as the parquet decoder asks for them, from what was
+/// fetched ahead where it covers them. Clones share what was fetched.
+#[derive(Clone)]
+pub(crate) struct RangedFile {
+    io: Arc<dyn FileIO>,
+    path: String,
+    len: u64,
+    /// Fetched pieces (start, bytes), sorted by start, not overlapping.
+    fetched: Arc<Mutex<Vec<(u64, Bytes)>>>,
+    /// Whether to fetch ahead (the store counts requests).
+    ahead: bool,
+}
+
+impl RangedFile {
+    /// `path` of `len` bytes in `io`.
+    pub(crate) fn new(io: Arc<dyn FileIO>, path: &str, len: u64) -> Self {
+        let ahead = io.request_counts().is_some();
+        RangedFile { io, path: path.to_string(), len, fetched: Arc::new(Mutex::new(Vec::new())), ahead }
+    }
+
+    pub(crate) fn io(&self) -> &Arc<dyn FileIO> {
+        &self.io
+    }
+
+    pub(crate) fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// On a store that counts requests: fetches the file's tail, where the footer is.
+    pub(crate) fn fetch_tail(&self) -> Result<()> {
+        if !self.ahead || self.len == 0 {
+            return Ok(());
+        }
+        let start = self.len.saturating_sub(TAIL);
+        self.fetch(std::iter::once(start..self.len).collect())
+    }
+
+    /// On a store that counts requests: fetches the byte ranges of the pages a read of `groups` (row-group
+    /// index and its rows in the file) and root columns `roots` decodes, only the pages holding `select`
+    /// rows when there is a selection and an offset index.
+    pub(crate) fn fetch_pages(
+        &self,
+        meta: &ParquetMetaData,
+        groups: &[(usize, Range<u64>)],
+        roots: &[usize],
+        select: Option<&[u64]>,
+    ) -> Result<()> {
+        if !self.ahead {
+            return Ok(());
+        }
+        let ranges = page_ranges(meta, groups, roots, select);
+        self.fetch(ranges)
+    }
+
+    /// Fetches `ranges` (coalesced) and keeps the pieces not already held.
+    fn fetch(&self, ranges: Vec<Range<u64>>) -> Result<()> {
+        let wanted: Vec<Range<u64>> = coalesce(
+            ranges.into_iter().filter(|r| r.start < r.end && self.covered(r.start, r.end - r.start).is_none()),
+        );
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let pieces = self.io.read_ranges(&self.path, &wanted)?;
+        let mut fetched = self.fetched.lock();
+        for (r, bytes) in wanted.into_iter().zip(pieces) {
+            if bytes.len() as u64 != r.end - r.start {
+                return Err(Error::corrupt(format!("range {}..{} returned {} bytes", r.start, r.end, bytes.len()))
+                    .in_file(&self.path));
+            }
+            fetched.push((r.start, Bytes::from(bytes)));
+        }
+        fetched.sort_by_key(|(s, _)| *s);
+        Ok(())
+    }
+
+    /// The bytes `start..start + len`, when a fetched piece holds all of them.
+    fn covered(&self, start: u64, len: u64) -> Option<Bytes> {
+        let fetched = self.fetched.lock();
+        covering(&fetched, start, len)
+    }
+}
+
+fn covering(fetched: &[(u64, Bytes)], start: u64, len: u64) -> Option<Bytes> {
+    let i = fetched.partition_point(|(s, _)| *s <= start).checked_sub(1)?;
+    let (s, bytes) = &fetched[i];
+    let from = usize::try_from(start - s).ok()?;
+    let to = from.checked_add(usize::try_from(len).ok()?)?;
+    (to <= bytes.len()).then(|| bytes.slice(from..to))
+}
+
+/// `ranges` sorted and merged where they overlap or lie within [`COALESCE`] of each other.
+fn coalesce(ranges: impl Iterator<Item = Range<u64>>) -> Vec<Range<u64>> {
+    let mut all: Vec<Range<u64>> = ranges.collect();
+    all.sort_by_key(|r| r.start);
+    let mut out: Vec<Range<u64>> = Vec::with_capacity(all.len());
+    for r in all {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end.saturating_add(COALESCE) => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+/// The byte ranges a read decodes: per row group and root column, the dictionary page and the data pages
+/// holding selected rows (from the offset index), or the whole column chunk.
+fn page_ranges(
+    meta: &ParquetMetaData,
+    groups: &[(usize, Range<u64>)],
+    roots: &[usize],
+    select: Option<&[u64]>,
+) -> Vec<Range<u64>> {
+    let mut out = Vec::new();
+    for (g, rows) in groups {
+        let Some(rg) = meta.row_groups().get(*g) else { continue };
+        // The selected rows in this group, relative to its first row.
+        let selected: Option<Vec<u64>> = select.map(|s| {
+            let lo = s.partition_point(|&p| p < rows.start);
+            let hi = s.partition_point(|&p| p < rows.end);
+            s[lo..hi].iter().map(|p| p - rows.start).collect()
+        });
+        if selected.as_ref().is_some_and(Vec::is_empty) {
+            continue;
+        }
+        for &c in roots {
+            let Some(col) = rg.columns().get(c) else { continue };
+            let pages = meta.offset_index().and_then(|o| o.get(*g)).and_then(|cols| cols.get(c));
+            match (pages, &selected) {
+                (Some(index), Some(sel)) if !index.page_locations().is_empty() => {
+                    let locs = index.page_locations();
+                    let first = locs[0].offset.max(0) as u64;
+                    if let Some(d) = col.dictionary_page_offset() {
+                        out.push(d.max(0) as u64..first);
+                    }
+                    for (i, p) in locs.iter().enumerate() {
+                        let from = p.first_row_index.max(0) as u64;
+                        let to = locs.get(i + 1).map_or(rows.end - rows.start, |n| n.first_row_index.max(0) as u64);
+                        let lo = sel.partition_point(|&r| r < from);
+                        if sel.get(lo).is_some_and(|&r| r < to) {
+                            let start = p.offset.max(0) as u64;
+                            out.push(start..start + p.compressed_page_size.max(0) as u64);
+                        }
+                    }
+                }
+                _ => {
+                    let (start, len) = col.byte_range();
+                    out.push(start..start + len);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn external(e: Error) -> parquet::errors::ParquetError {
+    parquet::errors::ParquetError::External(Box::new(e))
+}
+
+impl parquet::file::reader::Length for RangedFile {
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+impl parquet::file::reader::ChunkReader for RangedFile {
+    type T = RangedRead;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<RangedRead> {
+        Ok(RangedRead {
+            io: self.io.clone(),
+            path: self.path.clone(),
+            fetched: self.fetched.clone(),
+            pos: start,
+            end: self.len,
+            buf: Bytes::new(),
+        })
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        if let Some(b) = self.covered(start, length as u64) {
+            return Ok(b);
+        }
+        self.io.read_range(&self.path, start, length as u64).map(Bytes::from).map_err(external)
+    }
+}
+
+/// A sequential reader over a ranged file: from fetched pieces where they cover it, else a megabyte at a
+/// time from the store.
+pub(crate) struct RangedRead {
+    io: Arc<dyn FileIO>,
+    path: String,
+    fetched: Arc<Mutex<Vec<(u64, Bytes)>>>,
+    pos: u64,
+    end: u64,
+    buf: Bytes,
+}
+
+impl std::io::Read for RangedRead {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.buf.is_empty() {
+            let n = (self.end.saturating_sub(self.pos)).min(1 << 20);
+            if n == 0 {
+                return Ok(0);
+            }
+            let held = {
+                let fetched = self.fetched.lock();
+                let i = fetched.partition_point(|(s, _)| *s <= self.pos).checked_sub(1);
+                i.and_then(|i| {
+                    let (s, b) = &fetched[i];
+                    let from = usize::try_from(self.pos - s).ok()?;
+                    (from < b.len()).then(|| b.slice(from..b.len().min(from + n as usize)))
+                })
+            };
+            self.buf = match held {
+                Some(b) => b,
+                None => Bytes::from(self.io.read_range(&self.path, self.pos, n).map_err(std::io::Error::other)?),
+            };
+            self.pos += self.buf.len() as u64;
+        }
+        let n = out.len().min(self.buf.len());
+        out[..n].copy_from_slice(&self.buf.split_to(n));
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn close_ranges_merge_and_pieces_answer_only_what_they_hold() {
+        let merged = coalesce(vec![10..20, 0..5, 30..40, (1 << 20)..(1 << 20) + 5].into_iter());
+        assert_eq!(merged, vec![0..40, (1 << 20)..(1 << 20) + 5]);
+        let pieces = vec![(0u64, Bytes::from_static(b"0123456789")), (100, Bytes::from_static(b"abc"))];
+        assert_eq!(covering(&pieces, 2, 3).unwrap(), Bytes::from_static(b"234"));
+        assert_eq!(covering(&pieces, 100, 3).unwrap(), Bytes::from_static(b"abc"));
+        assert!(covering(&pieces, 8, 5).is_none(), "a range past a piece's end");
+        assert!(covering(&pieces, 50, 1).is_none(), "a range between pieces");
+        assert!(covering(&[], 0, 1).is_none());
+    }
+}
