@@ -9,9 +9,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 use strata::spec::{DataType, TableSchema};
-use strata::table::scan::{scan, ScanOptions};
-use strata::table::write::TableWrite;
-use strata::table::Committable;
+use strata::table::{scan, Committable, ScanOptions, TableWrite};
 use strata::{FileIO, MemoryFileIO, Table};
 
 fn table(extra: &[(&str, &str)]) -> Table {

@@ -13,12 +13,9 @@ use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use strata::format::bucket_read::{file_columns, open_data_file, DataFileRef};
-use strata::format::KeyValueLayout;
+use strata::format::{file_columns, open_data_file, DataFileRef, KeyValueLayout};
 use strata::spec::{DataType, TableSchema};
-use strata::table::scan::{scan, ScanOptions};
-use strata::table::write::TableWrite;
-use strata::table::Committable;
+use strata::table::{scan, Committable, ScanOptions, TableWrite};
 use strata::{FileIO, LocalFileIO, Table};
 
 type Model = BTreeMap<i64, (Option<i64>, Option<String>)>;
@@ -475,7 +472,7 @@ fn a_failed_commit_is_retried_by_the_next_commit_without_losing_rows() {
 #[test]
 fn changelog_folds_into_every_snapshot() {
     use arrow_array::types::Int8Type;
-    use strata::table::maintenance::{expire_snapshots, remove_orphan_files, ExpireOptions};
+    use strata::table::{expire_snapshots, remove_orphan_files, ExpireOptions};
     let cases = [
         ("input", false, "deduplicate"),
         ("input", true, "deduplicate"),

@@ -21,9 +21,7 @@ use strata::lsm::DvIndexBase;
 use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 use strata::spec::{CommitKind, DataFileMeta, DataType, Datum, FileKind, ManifestEntry, Snapshot, TableSchema};
-use strata::table::scan::{scan, ScanOptions};
-use strata::table::write::TableWrite;
-use strata::table::{CommitMessage, Committable};
+use strata::table::{scan, CommitMessage, Committable, ScanOptions, TableWrite};
 use strata::{FileIO, MemoryFileIO, Table};
 
 const INSERT: i8 = 0;

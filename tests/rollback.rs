@@ -12,9 +12,7 @@ use std::time::Duration;
 
 use common::tag_fixtures::*;
 use strata::spec::ErrorKind;
-use strata::table::maintenance::{expire_snapshots, ExpireOptions};
-use strata::table::rollback::{rollback, RollbackTarget};
-use strata::table::tag::create_tag;
+use strata::table::{create_tag, expire_snapshots, rollback, ExpireOptions, RollbackTarget};
 use strata::{ReadBuilder, Table, TableWriter};
 use strata_sim::{Fault, FaultyFileIO, OpKind};
 

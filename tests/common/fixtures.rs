@@ -9,11 +9,11 @@ use strata::spec::{BinaryRow, DataFileMeta, DataType, Datum, SimpleStats, TableS
 use strata::table::{CommitMessage, Committable};
 use strata::{FileIO, Table};
 
-pub fn key_row(k: i64) -> BinaryRow {
+pub(crate) fn key_row(k: i64) -> BinaryRow {
     BinaryRow::from_datums(&[Some(Datum::BigInt(k))], &["BIGINT NOT NULL".parse().unwrap()]).unwrap()
 }
 
-pub fn file(name: &str, level: i32, min: i64, max: i64, rows: i64) -> DataFileMeta {
+pub(crate) fn file(name: &str, level: i32, min: i64, max: i64, rows: i64) -> DataFileMeta {
     DataFileMeta {
         file_name: name.to_string(),
         file_size: 100 + rows,
@@ -40,7 +40,7 @@ pub fn file(name: &str, level: i32, min: i64, max: i64, rows: i64) -> DataFileMe
 }
 
 /// A table `id BIGINT (pk), v BIGINT` with `buckets` buckets and extra options.
-pub fn create_table(io: Arc<dyn FileIO>, path: &str, buckets: i32, extra: &[(&str, &str)]) -> Table {
+pub(crate) fn create_table(io: Arc<dyn FileIO>, path: &str, buckets: i32, extra: &[(&str, &str)]) -> Table {
     let mut options: BTreeMap<String, String> = BTreeMap::from([("bucket".to_string(), buckets.to_string())]);
     for (k, v) in extra {
         options.insert(k.to_string(), v.to_string());
@@ -57,7 +57,7 @@ pub fn create_table(io: Arc<dyn FileIO>, path: &str, buckets: i32, extra: &[(&st
 }
 
 /// A committable adding `files` to `bucket` of an unpartitioned table.
-pub fn append(identifier: i64, bucket: i32, total_buckets: i32, files: Vec<DataFileMeta>) -> Committable {
+pub(crate) fn append(identifier: i64, bucket: i32, total_buckets: i32, files: Vec<DataFileMeta>) -> Committable {
     Committable {
         identifier,
         messages: vec![message(bucket, total_buckets, files, vec![], vec![])],
@@ -67,7 +67,7 @@ pub fn append(identifier: i64, bucket: i32, total_buckets: i32, files: Vec<DataF
 
 /// A message of an unpartitioned table's `bucket`: new files (the APPEND half), and files a compaction
 /// replaced and produced (the COMPACT half).
-pub fn message(
+pub(crate) fn message(
     bucket: i32,
     total_buckets: i32,
     new_files: Vec<DataFileMeta>,

@@ -8,14 +8,14 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 /// The repository root.
-pub fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The python of the cached oracle virtualenv, holding pypaimon 2.1.0 and paimon-rust 0.4.0 (created, or given
 /// a missing pinned package, on first use by scripts/pypaimon-venv.sh). Panics when it cannot be made: a test
 /// that needs an oracle fails rather than passing unchecked.
-pub fn pypaimon_python() -> PathBuf {
+pub(crate) fn pypaimon_python() -> PathBuf {
     static PY: OnceLock<PathBuf> = OnceLock::new();
     PY.get_or_init(|| {
         // The script's stderr (pip's progress on the first run, its errors) goes straight to the terminal.
@@ -35,7 +35,7 @@ pub fn pypaimon_python() -> PathBuf {
 }
 
 /// Runs a subcommand of tests/py/paimon_oracle.py and parses its JSON output.
-pub fn oracle(args: &[&str]) -> Value {
+pub(crate) fn oracle(args: &[&str]) -> Value {
     let out = Command::new(pypaimon_python())
         .arg(root().join("tests/py/paimon_oracle.py"))
         .args(args)
@@ -52,7 +52,7 @@ pub fn oracle(args: &[&str]) -> Value {
 
 /// Runs a subcommand of tests/py/paimon_rust_oracle.py (paimon-rust 0.4.0) with its JSON spec; parses its JSON
 /// output.
-pub fn paimon_rust(cmd: &str, spec: &Value) -> Value {
+pub(crate) fn paimon_rust(cmd: &str, spec: &Value) -> Value {
     let out = Command::new(pypaimon_python())
         .arg(root().join("tests/py/paimon_rust_oracle.py"))
         .args([cmd, &spec.to_string()])
@@ -63,7 +63,7 @@ pub fn paimon_rust(cmd: &str, spec: &Value) -> Value {
 }
 
 /// Runs the `strata` binary; returns (exit code, stdout, stderr).
-pub fn strata(args: &[&str]) -> (i32, String, String) {
+pub(crate) fn strata(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_strata")).args(args).output().expect("run strata");
     (
         out.status.code().unwrap_or(-1),
@@ -73,12 +73,12 @@ pub fn strata(args: &[&str]) -> (i32, String, String) {
 }
 
 /// `strata inspect --json` of a table directory.
-pub fn strata_inspect(dir: &Path) -> Value {
+pub(crate) fn strata_inspect(dir: &Path) -> Value {
     let (code, out, err) = strata(&["inspect", dir.to_str().unwrap(), "--json"]);
     assert_eq!(code, 0, "strata inspect failed: {err}");
     serde_json::from_str(&out).unwrap()
 }
 
-pub mod change_model;
-pub mod fixtures;
-pub mod tag_fixtures;
+pub(crate) mod change_model;
+pub(crate) mod fixtures;
+pub(crate) mod tag_fixtures;

@@ -12,13 +12,10 @@ use arrow_schema::{DataType as ArrowType, Field, Schema};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use strata_format::predicate::{CmpOp, Predicate};
+use strata_format::{CmpOp, Predicate};
 use strata_io::{FileIO, FileStatus, LocalFileIO};
 use strata_spec::{DataType, Datum, Error, Result, TableSchema};
-use strata_table::query::TableQuery;
-use strata_table::Table;
-use strata_table::TableWriter;
-use strata_table::{get, ReadBuilder};
+use strata_table::{get, ReadBuilder, Table, TableQuery, TableWriter};
 
 /// Counts bytes written through it.
 #[derive(Debug)]
@@ -215,7 +212,7 @@ fn scan_rate(table: &Table) -> Result<(usize, f64)> {
 ///
 /// The tables go into a fresh subdirectory of `dir` that this run creates and removes (whatever happens), so
 /// nothing already in `dir` is touched but the chart file.
-pub fn run(dir: &str, rows: usize, rounds: usize, buckets: u32, json_out: bool) -> Result<Value> {
+pub(crate) fn run(dir: &str, rows: usize, rounds: usize, buckets: u32, json_out: bool) -> Result<Value> {
     let io = Arc::new(CountingIO { inner: LocalFileIO::new(), written: AtomicU64::new(0) });
     let work = format!("{dir}/strata-bench-{}", uuid::Uuid::new_v4());
     io.mkdirs(&work)?;

@@ -6,12 +6,13 @@
 
 mod local;
 mod memory;
-pub mod scratch;
+mod scratch;
 
 use std::fmt::Debug;
 
 pub use local::LocalFileIO;
 pub use memory::MemoryFileIO;
+pub use scratch::ScratchDir;
 pub use strata_spec::{Error, Result};
 
 /// What a listing returns for each entry.
