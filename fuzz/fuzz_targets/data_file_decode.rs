@@ -35,6 +35,7 @@ fuzz_target!(|data: &[u8]| {
             batch_size: 256,
             prune: None,
             select: None,
+            mapping: None,
         };
         if let Ok(batches) = open_file(&io, path, format, &req) {
             for batch in batches {
