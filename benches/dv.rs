@@ -15,7 +15,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 use strata::dv::{decode_entry, DeletionVector};
-use strata::format::row_runs::{live_runs, parquet_selection};
+use strata::format::{live_runs, parquet_selection};
 
 const ROWS: u64 = 1_000_000;
 

@@ -6,11 +6,10 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array, Int8Array, RecordBatch, StringArray};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use strata::format::bucket_read::file_columns;
-use strata::format::merge::{MergeIterator, Run};
-use strata::format::merge_function::MergeConfig;
-use strata::format::reader::{open_file, ReadRequest};
-use strata::format::{FileFormat, KeyValueLayout, KvFileWriter, WriterConfig};
+use strata::format::{
+    file_columns, open_file, FileFormat, KeyValueLayout, KvFileWriter, MergeConfig, MergeIterator, ReadRequest, Run,
+    WriterConfig,
+};
 use strata::spec::{DataType, FileSource, TableSchema};
 use strata::{FileIO, MemoryFileIO};
 

@@ -6,8 +6,7 @@ mod common;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use strata::spec::bucket::bucket_of;
-use strata::spec::{DataType, Datum};
+use strata::spec::{bucket_of, DataType, Datum};
 
 const KEYS: usize = 10_000;
 

@@ -14,7 +14,7 @@ use common::strata;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use strata::format::arrow_types::{array_of, datum_at};
+use strata::format::{array_of, datum_at};
 use strata::spec::{DataType, Datum, TypeRoot};
 use strata::{LocalFileIO, Table};
 
@@ -339,8 +339,8 @@ fn random_rows_in_every_format_read_back_exactly() {
         assert_eq!(code, 0, "seed {seed}: {out} {err}");
 
         let table = Table::open(Arc::new(LocalFileIO::new()), &path).unwrap();
-        let opts = strata::table::scan::ScanOptions::default();
-        let result = strata::table::scan::scan(&table, &opts).unwrap();
+        let opts = strata::table::ScanOptions::default();
+        let result = strata::table::scan(&table, &opts).unwrap();
         let mut read: BTreeMap<i64, Row> = BTreeMap::new();
         for batch in &result.batches {
             for r in 0..batch.num_rows() {

@@ -12,8 +12,9 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, RecordBatch};
-use strata::spec::index_file_meta::DELETION_VECTORS_INDEX;
-use strata::spec::{BinaryRow, DataType, Datum, DeletionVectorMeta, IndexFileMeta, TableSchema};
+use strata::spec::{
+    BinaryRow, DataType, Datum, DeletionVectorMeta, IndexFileMeta, TableSchema, DELETION_VECTORS_INDEX,
+};
 use strata::table::{CommitMessage, Committable};
 use strata::{Catalog, ErrorKind, FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
 use strata_sim::FaultyFileIO;

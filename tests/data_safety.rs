@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use strata::spec::{DataType, Datum, ManifestEntry, Snapshot, TableSchema};
-use strata::table::maintenance::{expire_snapshots, remove_orphan_files, ExpireOptions};
+use strata::table::{expire_snapshots, remove_orphan_files, ExpireOptions};
 use strata::{get, ErrorKind, FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
 
 fn schema(dv: bool, buckets: u32) -> TableSchema {

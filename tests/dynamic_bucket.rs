@@ -21,13 +21,11 @@ use common::{oracle, strata};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use strata::format::bucket_read::{file_columns, open_data_file, DataFileRef};
-use strata::format::KeyValueLayout;
-use strata::spec::bucket::key_hash;
-use strata::spec::index_file_meta::HASH_INDEX;
-use strata::spec::{hash_index_file, CommitKind, DataType, Datum, ErrorKind, TableSchema, TypeRoot};
-use strata::table::maintenance::{expire_snapshots, remove_orphan_files, ExpireOptions};
-use strata::table::scan::{scan, ScanOptions};
+use strata::format::{file_columns, open_data_file, DataFileRef, KeyValueLayout};
+use strata::spec::{
+    hash_index_file, key_hash, CommitKind, DataType, Datum, ErrorKind, TableSchema, TypeRoot, HASH_INDEX,
+};
+use strata::table::{expire_snapshots, remove_orphan_files, scan, ExpireOptions, ScanOptions};
 use strata::{get, FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
 
 /// (partition, id)

@@ -11,8 +11,7 @@ use std::time::{Duration, SystemTime};
 use common::change_model::{by_key, create, expected, inserts_of, Change, Commit, ModelWriter, State};
 use common::strata;
 use strata::spec::{CommitKind, Error, ErrorKind};
-use strata::table::follow::{FollowOptions, FollowedSnapshot, StartFrom, StreamScan};
-use strata::table::maintenance::{expire_snapshots, ExpireOptions};
+use strata::table::{expire_snapshots, ExpireOptions, FollowOptions, FollowedSnapshot, StartFrom, StreamScan};
 use strata::{ConsumerManager, ReadBuilder, Table};
 
 /// The table state after the commits whose APPEND snapshot is at most `snapshot`.
@@ -348,8 +347,7 @@ fn fold(state: &mut State, changes: &[Change], changelog: bool) {
 /// Either way, the full read folded with what follows is the table.
 #[test]
 fn a_full_read_at_an_append_snapshot_before_its_compaction_misses_nothing() {
-    use strata::table::write::TableWrite;
-    use strata::table::Committable;
+    use strata::table::{Committable, TableWrite};
     for (dv, lookup) in [(true, false), (false, false), (true, true), (false, true)] {
         let what = format!("dv {dv} lookup {lookup}");
         let dir = tempfile::tempdir().unwrap();

@@ -9,9 +9,9 @@
 mod common;
 
 use common::change_model::{by_key, changes_of, create, expected, Change, Commit, ModelWriter};
-use strata::format::predicate::{CmpOp, Predicate};
+use strata::format::{CmpOp, Predicate};
 use strata::spec::{CommitKind, Datum};
-use strata::table::incremental::IncrementalMode;
+use strata::table::IncrementalMode;
 use strata::{ReadBuilder, Table};
 
 /// `commits` random commits (the rename and the new column before the fifth).
@@ -120,7 +120,7 @@ fn check_filters(table: &Table, commits: &[Commit]) {
 #[test]
 fn ranges_that_cannot_be_read_are_typed_errors() {
     use strata::spec::{Error, ErrorKind};
-    use strata::table::maintenance::{expire_snapshots, ExpireOptions};
+    use strata::table::{expire_snapshots, ExpireOptions};
     let dir = tempfile::tempdir().unwrap();
     let (table, commits) = write_random(create(dir.path(), true, &[]), 7, 4);
     let latest = table.snapshot_manager().latest_id().unwrap().unwrap();

@@ -23,7 +23,7 @@ use common::change_model::{by_key, create_at, expected, Change, ModelWriter};
 use common::{json_rows, oracle, paimon_rust};
 use serde_json::{json, Value};
 use strata::spec::CommitKind;
-use strata::table::incremental::IncrementalMode;
+use strata::table::IncrementalMode;
 use strata::{ConsumerManager, LocalFileIO, ReadBuilder, Table};
 
 /// Rows as sorted text of `columns` (a multiset); `kind` names the row-kind field (or none).
@@ -181,8 +181,7 @@ fn strata_reads_every_range_of_a_pypaimon_table_as_pypaimon_does() {
 /// expiration keeps what a consumer pypaimon recorded still needs.
 #[test]
 fn consumers_are_shared_with_pypaimon() {
-    use strata::table::follow::{FollowOptions, StartFrom, StreamScan};
-    use strata::table::maintenance::{expire_snapshots, ExpireOptions};
+    use strata::table::{expire_snapshots, ExpireOptions, FollowOptions, StartFrom, StreamScan};
     let dir = tempfile::tempdir().unwrap();
     let mut w = ModelWriter::new(create_at(&dir.path().join("wh/db.db/t"), true, &[]), 91, None);
     for _ in 0..3 {

@@ -8,9 +8,9 @@ mod common;
 use std::sync::Arc;
 
 use common::fixtures::{create_table, kv_batch, kv_pairs};
-use strata::table::scan::{scan, ScanOptions};
-use strata::table::write::TableWrite;
 use strata::table::Committable;
+use strata::table::TableWrite;
+use strata::table::{scan, ScanOptions};
 use strata::{FileIO, MemoryFileIO, Table};
 
 fn table(extra: &[(&str, &str)]) -> Table {

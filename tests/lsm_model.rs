@@ -13,12 +13,9 @@ use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use strata::format::bucket_read::{file_columns, open_data_file, DataFileRef};
-use strata::format::KeyValueLayout;
+use strata::format::{file_columns, open_data_file, DataFileRef, KeyValueLayout};
 use strata::spec::{DataType, TableSchema};
-use strata::table::scan::{scan, ScanOptions};
-use strata::table::write::TableWrite;
-use strata::table::Committable;
+use strata::table::{scan, Committable, ScanOptions, TableWrite};
 use strata::{FileIO, LocalFileIO, Table};
 
 type Model = BTreeMap<i64, (Option<i64>, Option<String>)>;
@@ -598,7 +595,7 @@ fn assert_changelog_files_live_and_die_with_their_snapshots(
     table: &Table,
     changelog_paths: &BTreeMap<i64, Vec<String>>,
 ) {
-    use strata::table::maintenance::{expire_snapshots, remove_orphan_files, ExpireOptions};
+    use strata::table::{expire_snapshots, remove_orphan_files, ExpireOptions};
     let all: Vec<&String> = changelog_paths.values().flatten().collect();
     let cleaned = remove_orphan_files(table, std::time::Duration::ZERO, false).unwrap();
     assert!(

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use common::tag_fixtures::{all_files, files_of_snapshot, keep, kv_table, read_rows, round_rows_over, Rows};
-use strata::table::maintenance::{expire_snapshots, remove_orphan_files, ExpireOptions};
+use strata::table::{expire_snapshots, remove_orphan_files, ExpireOptions};
 use strata::{ReadBuilder, Table, TableWriter};
 
 fn round(w: &mut TableWriter, r: i64, model: &mut Rows) {
@@ -185,14 +185,10 @@ fn full_compaction_of_max_level_files_leaves_no_vector_entries() {
     let e = t.live_files(&s).unwrap().into_iter().find(|e| e.file.row_count > 1).unwrap();
     assert_eq!(e.file.level as u32, t.schema().core_options().num_levels().unwrap() - 1);
     let key = {
-        let r = strata::format::bucket_read::DataFileRef::new(t.data_file_path(&e).unwrap(), e.file.clone(), None);
+        let r = strata::format::DataFileRef::new(t.data_file_path(&e).unwrap(), e.file.clone(), None);
         let layout = strata::format::KeyValueLayout::new(t.schema()).unwrap();
-        let cols = strata::format::bucket_read::file_columns(&layout);
-        let b = strata::format::bucket_read::open_data_file(t.io().as_ref(), &r, cols, false, 16)
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap();
+        let cols = strata::format::file_columns(&layout);
+        let b = strata::format::open_data_file(t.io().as_ref(), &r, cols, false, 16).unwrap().next().unwrap().unwrap();
         b.column(0).as_any().downcast_ref::<arrow_array::Int64Array>().unwrap().value(0)
     };
     let mut m = t.dv_maintainer(Some(&s), &e.partition, e.bucket).unwrap();

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
-use strata::table::maintenance::remove_orphan_files;
+use strata::table::remove_orphan_files;
 use strata::{FileIO, LocalFileIO, Table};
 
 const WRITERS: u64 = 3;

@@ -22,8 +22,8 @@ use strata::lsm::DvIndexBase;
 
 use common::fixtures::{create_table, kv_batch, unique_kv};
 use strata::spec::{CommitKind, DataFileMeta, DataType, Datum, FileKind, ManifestEntry, Snapshot};
-use strata::table::scan::{scan, ScanOptions};
-use strata::table::write::TableWrite;
+use strata::table::TableWrite;
+use strata::table::{scan, ScanOptions};
 use strata::table::{CommitMessage, Committable};
 use strata::{FileIO, MemoryFileIO, Table};
 

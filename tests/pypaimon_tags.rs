@@ -11,9 +11,7 @@ use std::time::Duration;
 use common::tag_fixtures::*;
 use common::{oracle, paimon_rust};
 use serde_json::{json, Value};
-use strata::table::maintenance::{expire_snapshots, ExpireOptions};
-use strata::table::rollback::{rollback, RollbackTarget};
-use strata::table::tag::create_tag;
+use strata::table::{create_tag, expire_snapshots, rollback, ExpireOptions, RollbackTarget};
 use strata::TableWriter;
 
 fn rows_json(rows: &Value) -> Rows {

@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use common::tag_fixtures::*;
 use strata::spec::ErrorKind;
-use strata::table::maintenance::expire_snapshots;
-use strata::table::rollback::{rollback, RollbackTarget};
-use strata::table::tag::create_tag;
+use strata::table::create_tag;
+use strata::table::expire_snapshots;
+use strata::table::{rollback, RollbackTarget};
 use strata::{ReadBuilder, Table, TableWriter};
 use strata_sim::{Fault, FaultyFileIO, OpKind};
 

@@ -16,7 +16,7 @@ use common::s3;
 use serde_json::{json, Value};
 use strata::spec::{DataType, Datum, TableSchema};
 use strata::{ErrorKind, ReadBuilder, Table, TableQuery, TableWriter};
-use strata_sim::workload::{replay_on, FaultPlan, Workload};
+use strata_sim::{replay_on, FaultPlan, Workload};
 
 fn open(uri: &str) -> strata::Location {
     strata::open_location(uri, &s3::options()).unwrap()
@@ -210,16 +210,16 @@ fn tables_on_s3_equal_the_model_through_every_read_path_and_both_oracles() {
             }
         }
         w.compact(true).unwrap();
-        strata::table::tag::create_tag(&table, "before-expire", None, None).unwrap();
-        let expire = strata::table::maintenance::ExpireOptions {
+        strata::table::create_tag(&table, "before-expire", None, None).unwrap();
+        let expire = strata::table::ExpireOptions {
             retain_min: 1,
             retain_max: 1,
             time_retained: std::time::Duration::ZERO,
             dry_run: false,
         };
-        strata::table::maintenance::expire_snapshots(&table, &expire).unwrap();
+        strata::table::expire_snapshots(&table, &expire).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(1100));
-        strata::table::maintenance::remove_orphan_files(&table, std::time::Duration::ZERO, false).unwrap();
+        strata::table::remove_orphan_files(&table, std::time::Duration::ZERO, false).unwrap();
         let reopened = Table::open(open(&uri).io, &uri).unwrap();
         assert_eq!(rows_of(&ReadBuilder::new(&reopened).read().unwrap().batches), model, "dv {dv} after maintenance");
         let env = catalog_env();

@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use common::tag_fixtures::*;
 use strata::spec::ErrorKind;
-use strata::table::maintenance::{expire_snapshots, remove_orphan_files, ExpireOptions};
-use strata::table::scan::{scan, ScanOptions};
-use strata::table::tag::{create_tag, delete_tag};
-use strata::table::time_travel::{snapshot_at_or_before, TimeTravel, SCAN_TAG_NAME};
+use strata::table::{
+    create_tag, delete_tag, expire_snapshots, remove_orphan_files, scan, snapshot_at_or_before, ExpireOptions,
+    ScanOptions, TimeTravel, SCAN_TAG_NAME,
+};
 use strata::{Table, TableWriter};
 
 fn keep(n: u32) -> ExpireOptions {
@@ -302,7 +302,7 @@ fn a_tag_reads_with_the_schema_its_snapshot_was_written_under() {
     w.commit().unwrap();
     expire_snapshots(&t2, &keep(1)).unwrap();
     let options = BTreeMap::from([(SCAN_TAG_NAME.to_string(), "old".to_string())]);
-    let read = strata::table::time_travel::read_builder(&t2, &options).unwrap().read().unwrap();
+    let read = strata::table::read_builder(&t2, &options).unwrap().read().unwrap();
     let names: Vec<String> = read.schema.fields().iter().map(|f| f.name().clone()).collect();
     assert_eq!(names, ["id", "v"]);
     assert_eq!(rows_of(&read.batches), models[&id]);
@@ -414,7 +414,7 @@ fn the_cli_creates_lists_reads_and_deletes_tags() {
     };
     assert_eq!(scan_rows(&["--tag", "first"]), models[&ids[0]]);
     let s2 = t.snapshot_manager().snapshot(ids[1]).unwrap();
-    let iso = strata::table::time_travel::format_millis(s2.time_millis);
+    let iso = strata::table::format_millis(s2.time_millis);
     assert_eq!(scan_rows(&["--timestamp", &iso]), models[&ids[1]]);
     assert_eq!(scan_rows(&["--timestamp", &s2.time_millis.to_string()]), models[&ids[1]]);
     assert_eq!(common::strata(&["scan", p, "--timestamp", "1999-01-01"]).0, 3);

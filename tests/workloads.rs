@@ -3,7 +3,7 @@
 //! invariants after every commit.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use strata_sim::workload::{replay, FaultPlan, Workload};
+use strata_sim::{replay, FaultPlan, Workload};
 
 #[test]
 fn checked_in_workloads_replay_without_divergence() {

@@ -1,7 +1,7 @@
 //! Structure-aware: valid manifest, manifest-list and index-manifest containers (header included) with
 //! bytes overwritten at positions the input chooses. Random bytes rarely get past the Avro magic; this
 //! reaches the header's schema JSON and the record blocks, where apache-avro can panic (contained by
-//! `strata_spec::avro::read_container`). Decoding must return, never panic or abort.
+//! the Avro container reader of `strata_spec`). Decoding must return, never panic or abort.
 #![no_main]
 
 mod common;

@@ -17,7 +17,7 @@ use strata::{LocalFileIO, Table, TableWriter};
 
 /// One row of a change stream, by field (the column `s` is renamed `name` half-way; `extra` is added then).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Change {
+pub(crate) struct Change {
     pub kind: String,
     pub id: i64,
     pub p: String,
@@ -26,15 +26,15 @@ pub struct Change {
     pub extra: Option<i64>,
 }
 
-pub type Key = (i64, String);
-pub type State = BTreeMap<Key, (Option<i64>, Option<String>, Option<i64>)>;
+pub(crate) type Key = (i64, String);
+pub(crate) type State = BTreeMap<Key, (Option<i64>, Option<String>, Option<i64>)>;
 
-pub fn key(c: &Change) -> Key {
+pub(crate) fn key(c: &Change) -> Key {
     (c.id, c.p.clone())
 }
 
 /// One commit as the test made it: its snapshots and what it wrote.
-pub struct Commit {
+pub(crate) struct Commit {
     /// (id, kind) of the snapshots it made.
     pub snapshots: Vec<(i64, CommitKind)>,
     /// The last row per key it wrote (a commit's rows per key merge before they reach a file, as in Paimon).
@@ -44,18 +44,18 @@ pub struct Commit {
 }
 
 impl Commit {
-    pub fn snapshot_of(&self, kind: CommitKind) -> Option<i64> {
+    pub(crate) fn snapshot_of(&self, kind: CommitKind) -> Option<i64> {
         self.snapshots.iter().find(|(_, k)| *k == kind).map(|(id, _)| *id)
     }
 }
 
 /// The model's table at `<dir>/t`.
-pub fn create(dir: &std::path::Path, dv: bool, extra: &[(&str, &str)]) -> Table {
+pub(crate) fn create(dir: &std::path::Path, dv: bool, extra: &[(&str, &str)]) -> Table {
     create_at(&dir.join("t"), dv, extra)
 }
 
 /// The model's table at `path`.
-pub fn create_at(path: &std::path::Path, dv: bool, extra: &[(&str, &str)]) -> Table {
+pub(crate) fn create_at(path: &std::path::Path, dv: bool, extra: &[(&str, &str)]) -> Table {
     let mut options = BTreeMap::from([
         ("bucket".to_string(), "3".to_string()),
         ("deletion-vectors.enabled".to_string(), dv.to_string()),
@@ -81,7 +81,7 @@ pub fn create_at(path: &std::path::Path, dv: bool, extra: &[(&str, &str)]) -> Ta
 }
 
 /// The rows of `changes` as a batch of the table's columns (`evolved`: after the rename and the new column).
-pub fn batch_of(changes: &[Change], evolved: bool) -> RecordBatch {
+pub(crate) fn batch_of(changes: &[Change], evolved: bool) -> RecordBatch {
     let name = if evolved { "name" } else { "s" };
     let mut fields = vec![
         Field::new("id", ArrowType::Int64, false),
@@ -102,14 +102,14 @@ pub fn batch_of(changes: &[Change], evolved: bool) -> RecordBatch {
     RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).unwrap()
 }
 
-pub fn kind_byte(kind: &str) -> i8 {
+pub(crate) fn kind_byte(kind: &str) -> i8 {
     ["+I", "-U", "+U", "-D"].iter().position(|k| *k == kind).unwrap() as i8
 }
 
 /// Writes random commits into a table and keeps the model of each: `ModelWriter::commit_random` is one
 /// commit (and, every fifth, a full compaction); at commit `evolve_at` the column `s` is renamed `name` and a
 /// column `extra` added first.
-pub struct ModelWriter {
+pub(crate) struct ModelWriter {
     pub table: Table,
     writer: Option<TableWriter>,
     rng: StdRng,
@@ -120,7 +120,7 @@ pub struct ModelWriter {
 }
 
 impl ModelWriter {
-    pub fn new(table: Table, seed: u64, evolve_at: Option<usize>) -> Self {
+    pub(crate) fn new(table: Table, seed: u64, evolve_at: Option<usize>) -> Self {
         let writer = Some(TableWriter::new(&table, "model").unwrap());
         ModelWriter {
             table,
@@ -134,7 +134,7 @@ impl ModelWriter {
     }
 
     /// The rows visible after every commit so far.
-    pub fn state(&self) -> &State {
+    pub(crate) fn state(&self) -> &State {
         &self.state
     }
 
@@ -163,7 +163,7 @@ impl ModelWriter {
     }
 
     /// One random commit, recorded in `commits`.
-    pub fn commit_random(&mut self) {
+    pub(crate) fn commit_random(&mut self) {
         let c = self.commits.len();
         if self.evolve_at == Some(c) {
             self.writer = None;
@@ -231,7 +231,7 @@ impl ModelWriter {
 }
 
 /// The state as `+I` changes (what a full read returns).
-pub fn inserts_of(state: &State) -> Vec<Change> {
+pub(crate) fn inserts_of(state: &State) -> Vec<Change> {
     state
         .iter()
         .map(|((id, p), (v, s, extra))| Change {
@@ -246,7 +246,7 @@ pub fn inserts_of(state: &State) -> Vec<Change> {
 }
 
 /// Output rows (JSON objects of the final schema, `rowkind` first) as changes.
-pub fn changes_of(batches: &[RecordBatch]) -> Vec<Change> {
+pub(crate) fn changes_of(batches: &[RecordBatch]) -> Vec<Change> {
     super::json_rows(batches)
         .into_iter()
         .map(|r| Change {
@@ -261,7 +261,7 @@ pub fn changes_of(batches: &[RecordBatch]) -> Vec<Change> {
 }
 
 /// Changes per key, in the order read: equal maps mean the same rows, and each key's changes in order.
-pub fn by_key(changes: &[Change]) -> BTreeMap<Key, Vec<Change>> {
+pub(crate) fn by_key(changes: &[Change]) -> BTreeMap<Key, Vec<Change>> {
     let mut m: BTreeMap<Key, Vec<Change>> = BTreeMap::new();
     for c in changes {
         m.entry(key(c)).or_default().push(c.clone());
@@ -270,7 +270,7 @@ pub fn by_key(changes: &[Change]) -> BTreeMap<Key, Vec<Change>> {
 }
 
 /// What the model says range (a, b] holds: the rows of the commits whose `kind` snapshot lies in it.
-pub fn expected(commits: &[Commit], a: i64, b: i64, changelog: bool) -> Vec<Change> {
+pub(crate) fn expected(commits: &[Commit], a: i64, b: i64, changelog: bool) -> Vec<Change> {
     let kind = if changelog { CommitKind::Compact } else { CommitKind::Append };
     commits
         .iter()

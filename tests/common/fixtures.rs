@@ -11,11 +11,11 @@ use strata::spec::{BinaryRow, DataFileMeta, DataType, Datum, SimpleStats, TableS
 use strata::table::{CommitMessage, Committable};
 use strata::{FileIO, Table};
 
-pub fn key_row(k: i64) -> BinaryRow {
+pub(crate) fn key_row(k: i64) -> BinaryRow {
     BinaryRow::from_datums(&[Some(Datum::BigInt(k))], &["BIGINT NOT NULL".parse().unwrap()]).unwrap()
 }
 
-pub fn file(name: &str, level: i32, min: i64, max: i64, rows: i64) -> DataFileMeta {
+pub(crate) fn file(name: &str, level: i32, min: i64, max: i64, rows: i64) -> DataFileMeta {
     DataFileMeta {
         file_name: name.to_string(),
         file_size: 100 + rows,
@@ -42,7 +42,7 @@ pub fn file(name: &str, level: i32, min: i64, max: i64, rows: i64) -> DataFileMe
 }
 
 /// The schema `id BIGINT (pk), v BIGINT` with `options` (a later entry of a key wins).
-pub fn kv_schema(options: &[(&str, &str)]) -> TableSchema {
+pub(crate) fn kv_schema(options: &[(&str, &str)]) -> TableSchema {
     let options: BTreeMap<String, String> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     TableSchema::new(
         vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint())],
@@ -55,19 +55,19 @@ pub fn kv_schema(options: &[(&str, &str)]) -> TableSchema {
 }
 
 /// A table `id BIGINT (pk), v BIGINT` with `buckets` buckets and extra options.
-pub fn create_table(io: Arc<dyn FileIO>, path: &str, buckets: i32, extra: &[(&str, &str)]) -> Table {
+pub(crate) fn create_table(io: Arc<dyn FileIO>, path: &str, buckets: i32, extra: &[(&str, &str)]) -> Table {
     let buckets = buckets.to_string();
     let options: Vec<(&str, &str)> = [("bucket", buckets.as_str())].into_iter().chain(extra.iter().copied()).collect();
     Table::create(io, path, kv_schema(&options)).unwrap()
 }
 
 /// The rows of the latest snapshot of an `id BIGINT, v BIGINT` table, by key; each key read once.
-pub fn kv_rows(t: &Table) -> BTreeMap<i64, i64> {
+pub(crate) fn kv_rows(t: &Table) -> BTreeMap<i64, i64> {
     unique_kv(&strata::ReadBuilder::new(t).read().unwrap().batches)
 }
 
 /// The (id, v) rows of batches of `id BIGINT, v BIGINT`, in order.
-pub fn kv_pairs(batches: &[RecordBatch]) -> Vec<(i64, i64)> {
+pub(crate) fn kv_pairs(batches: &[RecordBatch]) -> Vec<(i64, i64)> {
     let mut out = Vec::new();
     for b in batches {
         let ids = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
@@ -78,7 +78,7 @@ pub fn kv_pairs(batches: &[RecordBatch]) -> Vec<(i64, i64)> {
 }
 
 /// The rows of batches of `id BIGINT, v BIGINT` by key; each key read once.
-pub fn unique_kv(batches: &[RecordBatch]) -> BTreeMap<i64, i64> {
+pub(crate) fn unique_kv(batches: &[RecordBatch]) -> BTreeMap<i64, i64> {
     let mut out = BTreeMap::new();
     for (k, v) in kv_pairs(batches) {
         assert!(out.insert(k, v).is_none(), "key {k} read twice");
@@ -87,7 +87,7 @@ pub fn unique_kv(batches: &[RecordBatch]) -> BTreeMap<i64, i64> {
 }
 
 /// A batch of `id BIGINT NOT NULL, v BIGINT` rows.
-pub fn kv_batch(rows: &[(i64, i64)]) -> RecordBatch {
+pub(crate) fn kv_batch(rows: &[(i64, i64)]) -> RecordBatch {
     let schema =
         Arc::new(Schema::new(vec![Field::new("id", ArrowType::Int64, false), Field::new("v", ArrowType::Int64, true)]));
     let cols: Vec<ArrayRef> = vec![
@@ -98,7 +98,7 @@ pub fn kv_batch(rows: &[(i64, i64)]) -> RecordBatch {
 }
 
 /// A committable adding `files` to `bucket` of an unpartitioned table.
-pub fn append(identifier: i64, bucket: i32, total_buckets: i32, files: Vec<DataFileMeta>) -> Committable {
+pub(crate) fn append(identifier: i64, bucket: i32, total_buckets: i32, files: Vec<DataFileMeta>) -> Committable {
     Committable {
         identifier,
         messages: vec![message(bucket, total_buckets, files, vec![], vec![])],
@@ -108,7 +108,7 @@ pub fn append(identifier: i64, bucket: i32, total_buckets: i32, files: Vec<DataF
 
 /// A message of an unpartitioned table's `bucket`: new files (the APPEND half), and files a compaction
 /// replaced and produced (the COMPACT half).
-pub fn message(
+pub(crate) fn message(
     bucket: i32,
     total_buckets: i32,
     new_files: Vec<DataFileMeta>,

@@ -8,14 +8,14 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 /// The repository root.
-pub fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The python of the cached oracle virtualenv, holding pypaimon 2.1.0 and paimon-rust 0.4.0 (created, or given
 /// a missing pinned package, on first use by scripts/pypaimon-venv.sh). Panics when it cannot be made: a test
 /// that needs an oracle fails rather than passing unchecked.
-pub fn pypaimon_python() -> PathBuf {
+pub(crate) fn pypaimon_python() -> PathBuf {
     static PY: OnceLock<PathBuf> = OnceLock::new();
     PY.get_or_init(|| {
         // The script's stderr (pip's progress on the first run, its errors) goes straight to the terminal.
@@ -35,12 +35,12 @@ pub fn pypaimon_python() -> PathBuf {
 }
 
 /// Runs a subcommand of tests/py/paimon_oracle.py and parses its JSON output.
-pub fn oracle(args: &[&str]) -> Value {
+pub(crate) fn oracle(args: &[&str]) -> Value {
     oracle_with(args, &[])
 }
 
 /// [`oracle`] with extra environment (`PAIMON_CATALOG_OPTIONS` for tables on S3).
-pub fn oracle_with(args: &[&str], env: &[(&str, String)]) -> Value {
+pub(crate) fn oracle_with(args: &[&str], env: &[(&str, String)]) -> Value {
     let out = Command::new(pypaimon_python())
         .arg(root().join("tests/py/paimon_oracle.py"))
         .args(args)
@@ -58,12 +58,12 @@ pub fn oracle_with(args: &[&str], env: &[(&str, String)]) -> Value {
 
 /// Runs a subcommand of tests/py/paimon_rust_oracle.py (paimon-rust 0.4.0) with its JSON spec; parses its JSON
 /// output.
-pub fn paimon_rust(cmd: &str, spec: &Value) -> Value {
+pub(crate) fn paimon_rust(cmd: &str, spec: &Value) -> Value {
     paimon_rust_with(cmd, spec, &[])
 }
 
 /// [`paimon_rust`] with extra environment.
-pub fn paimon_rust_with(cmd: &str, spec: &Value, env: &[(&str, String)]) -> Value {
+pub(crate) fn paimon_rust_with(cmd: &str, spec: &Value, env: &[(&str, String)]) -> Value {
     let out = Command::new(pypaimon_python())
         .arg(root().join("tests/py/paimon_rust_oracle.py"))
         .args([cmd, &spec.to_string()])
@@ -75,7 +75,7 @@ pub fn paimon_rust_with(cmd: &str, spec: &Value, env: &[(&str, String)]) -> Valu
 }
 
 /// Runs the `strata` binary with extra environment; returns (exit code, stdout, stderr).
-pub fn strata_with(args: &[&str], env: &[(&str, String)]) -> (i32, String, String) {
+pub(crate) fn strata_with(args: &[&str], env: &[(&str, String)]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_strata"))
         .args(args)
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
@@ -89,7 +89,7 @@ pub fn strata_with(args: &[&str], env: &[(&str, String)]) -> (i32, String, Strin
 }
 
 /// Runs the `strata` binary; returns (exit code, stdout, stderr).
-pub fn strata(args: &[&str]) -> (i32, String, String) {
+pub(crate) fn strata(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_strata")).args(args).output().expect("run strata");
     (
         out.status.code().unwrap_or(-1),
@@ -100,7 +100,7 @@ pub fn strata(args: &[&str]) -> (i32, String, String) {
 
 /// `strata create DIR --schema SCHEMA --primary-key KEYS`, an `--option` per entry of `options`, then
 /// `extra`; returns (exit code, stdout, stderr).
-pub fn strata_create(
+pub(crate) fn strata_create(
     dir: &str,
     schema: &str,
     primary_key: &str,
@@ -116,7 +116,7 @@ pub fn strata_create(
 }
 
 /// Batches as JSON objects, one per row (nulls as null).
-pub fn json_rows(batches: &[arrow_array::RecordBatch]) -> Vec<Value> {
+pub(crate) fn json_rows(batches: &[arrow_array::RecordBatch]) -> Vec<Value> {
     let mut buf = Vec::new();
     let mut w = arrow_json::WriterBuilder::new()
         .with_explicit_nulls(true)
@@ -130,14 +130,14 @@ pub fn json_rows(batches: &[arrow_array::RecordBatch]) -> Vec<Value> {
 }
 
 /// `strata inspect --json` of a table directory.
-pub fn strata_inspect(dir: &Path) -> Value {
+pub(crate) fn strata_inspect(dir: &Path) -> Value {
     let (code, out, err) = strata(&["inspect", dir.to_str().unwrap(), "--json"]);
     assert_eq!(code, 0, "strata inspect failed: {err}");
     serde_json::from_str(&out).unwrap()
 }
 
-pub mod change_model;
-pub mod fixtures;
-pub mod place;
-pub mod s3;
-pub mod tag_fixtures;
+pub(crate) mod change_model;
+pub(crate) mod fixtures;
+pub(crate) mod place;
+pub(crate) mod s3;
+pub(crate) mod tag_fixtures;

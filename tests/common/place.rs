@@ -9,7 +9,7 @@ use strata::{FileIO, LocalFileIO};
 
 /// The storages the table tests run on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
+pub(crate) enum Backend {
     /// A local temporary directory.
     Local,
     /// A bucket of the loopback S3 server (`tests/common/s3.rs`).
@@ -17,7 +17,7 @@ pub enum Backend {
 }
 
 /// A place for tables: its storage and root; a local directory goes when the value does.
-pub struct Place {
+pub(crate) struct Place {
     /// The storage.
     pub io: Arc<dyn FileIO>,
     /// The root (a local absolute path or `s3://bucket`).
@@ -29,7 +29,7 @@ pub struct Place {
 
 impl Place {
     /// A fresh, empty place on `backend`.
-    pub fn new(backend: Backend) -> Place {
+    pub(crate) fn new(backend: Backend) -> Place {
         match backend {
             Backend::Local => {
                 let dir = tempfile::tempdir().unwrap();
@@ -49,17 +49,17 @@ impl Place {
     }
 
     /// The path of `name` under the root.
-    pub fn path(&self, name: &str) -> String {
+    pub(crate) fn path(&self, name: &str) -> String {
         format!("{}/{}", self.root, name)
     }
 
     /// The names of the files directly in `dir` (empty when it does not exist).
-    pub fn names_in(&self, dir: &str) -> BTreeSet<String> {
+    pub(crate) fn names_in(&self, dir: &str) -> BTreeSet<String> {
         self.io.list(dir).unwrap().into_iter().filter(|s| !s.is_dir).map(|s| s.name().to_string()).collect()
     }
 
     /// The same storage again, as another process would open it (for S3: a new client and cache).
-    pub fn reopen_io(&self) -> Arc<dyn FileIO> {
+    pub(crate) fn reopen_io(&self) -> Arc<dyn FileIO> {
         match self.backend {
             Backend::Local => Arc::new(LocalFileIO::new()),
             Backend::S3 => strata::open_location(&self.root, &super::s3::options()).unwrap().io,

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use super::{pypaimon_python, root};
 
 /// `http://127.0.0.1:PORT` of the S3 server.
-pub fn endpoint() -> String {
+pub(crate) fn endpoint() -> String {
     static ENDPOINT: OnceLock<String> = OnceLock::new();
     ENDPOINT
         .get_or_init(|| {
@@ -63,7 +63,7 @@ fn request(method: &str, path: &str, body: &str) -> (u16, String) {
 }
 
 /// A fresh, empty bucket of its own for one test.
-pub fn bucket() -> String {
+pub(crate) fn bucket() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let name = format!("t{}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed), rand_suffix());
     let (status, body) = request("PUT", &format!("/{name}"), "");
@@ -76,7 +76,7 @@ fn rand_suffix() -> u64 {
 }
 
 /// Store options for the server, by Paimon's names.
-pub fn options() -> BTreeMap<String, String> {
+pub(crate) fn options() -> BTreeMap<String, String> {
     [
         ("s3.endpoint", endpoint()),
         ("s3.access-key", "strata".to_string()),
@@ -90,7 +90,7 @@ pub fn options() -> BTreeMap<String, String> {
 }
 
 /// The environment the `strata` binary reads the server from (object_store's `AWS_*` variables).
-pub fn env() -> Vec<(&'static str, String)> {
+pub(crate) fn env() -> Vec<(&'static str, String)> {
     vec![
         ("AWS_ENDPOINT", endpoint()),
         ("AWS_ALLOW_HTTP", "true".to_string()),
@@ -101,14 +101,14 @@ pub fn env() -> Vec<(&'static str, String)> {
 }
 
 /// Delays every later S3 request by `millis` (0 to stop).
-pub fn set_latency(millis: u64) {
+pub(crate) fn set_latency(millis: u64) {
     let (status, body) = request("POST", "/_strata/latency", &millis.to_string());
     assert_eq!(status, 200, "{body}");
 }
 
 /// Makes the next `times` PUTs or POSTs whose path contains `key` fail with `status`, after the server
 /// applied them (`after`) or before.
-pub fn inject_fault(key: &str, status: u16, after: bool, times: u32) {
+pub(crate) fn inject_fault(key: &str, status: u16, after: bool, times: u32) {
     let spec = format!(r#"{{"key": "{key}", "status": {status}, "after": {after}, "times": {times}}}"#);
     let (code, body) = request("POST", "/_strata/fault", &spec);
     assert_eq!(code, 200, "{body}");

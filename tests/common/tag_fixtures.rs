@@ -8,18 +8,18 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use strata::spec::{Datum, Snapshot};
-use strata::table::maintenance::ExpireOptions;
-use strata::table::time_travel::{read_builder, SCAN_TAG_NAME};
+use strata::table::ExpireOptions;
+use strata::table::{read_builder, SCAN_TAG_NAME};
 use strata::{FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
 
-pub type Rows = BTreeMap<i64, i64>;
+pub(crate) type Rows = BTreeMap<i64, i64>;
 
-pub fn local() -> Arc<dyn FileIO> {
+pub(crate) fn local() -> Arc<dyn FileIO> {
     Arc::new(LocalFileIO::new())
 }
 
 /// An (id BIGINT, v BIGINT) table with 2 buckets, in deletion-vector or merge-on-read mode.
-pub fn kv_table(dir: &Path, dv: bool) -> Table {
+pub(crate) fn kv_table(dir: &Path, dv: bool) -> Table {
     let dv = dv.to_string();
     let options =
         [("bucket", "2"), ("deletion-vectors.enabled", dv.as_str()), ("num-sorted-run.compaction-trigger", "3")];
@@ -27,12 +27,12 @@ pub fn kv_table(dir: &Path, dv: bool) -> Table {
 }
 
 /// Round `r` of updates and deletes; `model` follows.
-pub fn round_rows(w: &mut TableWriter, r: i64, model: &mut Rows) {
+pub(crate) fn round_rows(w: &mut TableWriter, r: i64, model: &mut Rows) {
     round_rows_over(w, r, 60, model);
 }
 
 /// Round `r` of updates and deletes over keys `0..keys`; `model` follows.
-pub fn round_rows_over(w: &mut TableWriter, r: i64, keys: i64, model: &mut Rows) {
+pub(crate) fn round_rows_over(w: &mut TableWriter, r: i64, keys: i64, model: &mut Rows) {
     for k in 0..keys {
         if (k * 7 + r) % 4 == 0 {
             if (k + r) % 9 == 0 {
@@ -48,7 +48,13 @@ pub fn round_rows_over(w: &mut TableWriter, r: i64, keys: i64, model: &mut Rows)
 
 /// Writes round `r` and commits; every snapshot the commit made reads `model` afterwards in merge-on-read
 /// mode, the last one in both modes. Returns the latest snapshot id.
-pub fn commit_round(t: &Table, w: &mut TableWriter, r: i64, model: &mut Rows, models: &mut BTreeMap<i64, Rows>) -> i64 {
+pub(crate) fn commit_round(
+    t: &Table,
+    w: &mut TableWriter,
+    r: i64,
+    model: &mut Rows,
+    models: &mut BTreeMap<i64, Rows>,
+) -> i64 {
     let before = t.snapshot_manager().latest_id().unwrap().unwrap_or(0);
     round_rows(w, r, model);
     w.commit().unwrap();
@@ -59,23 +65,23 @@ pub fn commit_round(t: &Table, w: &mut TableWriter, r: i64, model: &mut Rows, mo
     latest
 }
 
-pub fn rows_of(batches: &[arrow_array::RecordBatch]) -> Rows {
+pub(crate) fn rows_of(batches: &[arrow_array::RecordBatch]) -> Rows {
     super::fixtures::kv_pairs(batches).into_iter().collect()
 }
 
 /// The rows of snapshot `id` (the latest when `None`).
-pub fn rows_at(t: &Table, id: Option<i64>) -> strata::Result<Rows> {
+pub(crate) fn rows_at(t: &Table, id: Option<i64>) -> strata::Result<Rows> {
     read_rows(ReadBuilder::new(&t.as_of(id)?), id)
 }
 
 /// The rows of snapshot `id` (the latest when `None`) read merge-on-read: in deletion-vector mode an APPEND
 /// snapshot's level-0 rows are only seen so (raw reads skip level 0 until the COMPACT snapshot).
-pub fn rows_merged(t: &Table, id: Option<i64>) -> strata::Result<Rows> {
+pub(crate) fn rows_merged(t: &Table, id: Option<i64>) -> strata::Result<Rows> {
     read_rows(ReadBuilder::new(&t.as_of(id)?).merge_on_read(true), id)
 }
 
 /// The rows `rb` reads of snapshot `id` (the latest when `None`).
-pub fn read_rows(rb: ReadBuilder, id: Option<i64>) -> strata::Result<Rows> {
+pub(crate) fn read_rows(rb: ReadBuilder, id: Option<i64>) -> strata::Result<Rows> {
     let rb = match id {
         Some(id) => rb.with_snapshot(id),
         None => rb,
@@ -84,12 +90,12 @@ pub fn read_rows(rb: ReadBuilder, id: Option<i64>) -> strata::Result<Rows> {
 }
 
 /// The rows tag `name` reads (through the `scan.tag-name` option).
-pub fn rows_of_tag(t: &Table, name: &str) -> strata::Result<Rows> {
+pub(crate) fn rows_of_tag(t: &Table, name: &str) -> strata::Result<Rows> {
     let options = BTreeMap::from([(SCAN_TAG_NAME.to_string(), name.to_string())]);
     Ok(rows_of(&read_builder(t, &options)?.read()?.batches))
 }
 
-pub fn all_files(dir: &Path) -> BTreeSet<String> {
+pub(crate) fn all_files(dir: &Path) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -106,7 +112,7 @@ pub fn all_files(dir: &Path) -> BTreeSet<String> {
 }
 
 /// Every file `s` needs, by full path: manifest lists, manifests, index manifest, index files, live data files.
-pub fn files_of_snapshot(t: &Table, s: &Snapshot) -> strata::Result<BTreeSet<String>> {
+pub(crate) fn files_of_snapshot(t: &Table, s: &Snapshot) -> strata::Result<BTreeSet<String>> {
     let store = t.manifest_store()?;
     let pf = t.path_factory();
     let mut out = BTreeSet::new();
@@ -130,7 +136,7 @@ pub fn files_of_snapshot(t: &Table, s: &Snapshot) -> strata::Result<BTreeSet<Str
 
 /// Every file the table's snapshots and tags need, with the snapshot, tag, schema and hint files: what a
 /// table directory holds once nothing is left over.
-pub fn needed_files(t: &Table) -> BTreeSet<String> {
+pub(crate) fn needed_files(t: &Table) -> BTreeSet<String> {
     let root = t.path().to_string();
     let sm = t.snapshot_manager();
     let mut out = BTreeSet::new();
@@ -154,19 +160,19 @@ pub fn needed_files(t: &Table) -> BTreeSet<String> {
 }
 
 /// Expiration keeping exactly `n` snapshots (and any younger than an hour beyond that: none in these tests).
-pub fn keep(n: u32) -> ExpireOptions {
+pub(crate) fn keep(n: u32) -> ExpireOptions {
     ExpireOptions { retain_min: n, retain_max: n, time_retained: std::time::Duration::from_secs(3600), dry_run: false }
 }
 
 /// Orphan cleanup with no age threshold. It compares modification times in milliseconds, so a file written
 /// within the current millisecond would be kept: wait one out first.
-pub fn clean_orphans(t: &Table) {
+pub(crate) fn clean_orphans(t: &Table) {
     std::thread::sleep(std::time::Duration::from_millis(2));
-    strata::table::maintenance::remove_orphan_files(t, std::time::Duration::ZERO, false).unwrap();
+    strata::table::remove_orphan_files(t, std::time::Duration::ZERO, false).unwrap();
 }
 
 /// Copies a directory tree.
-pub fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();
@@ -182,7 +188,7 @@ pub fn copy_dir(from: &Path, to: &Path) {
 type Hook = Box<dyn FnMut(&str, &str) + Send>;
 
 /// Local storage that calls a hook with (operation, path) before each mutating operation.
-pub struct HookIO {
+pub(crate) struct HookIO {
     inner: Arc<dyn FileIO>,
     hook: Mutex<Option<Hook>>,
 }
@@ -194,7 +200,7 @@ impl std::fmt::Debug for HookIO {
 }
 
 impl HookIO {
-    pub fn new(hook: impl FnMut(&str, &str) + Send + 'static) -> Arc<HookIO> {
+    pub(crate) fn new(hook: impl FnMut(&str, &str) + Send + 'static) -> Arc<HookIO> {
         Arc::new(HookIO { inner: local(), hook: Mutex::new(Some(Box::new(hook))) })
     }
 

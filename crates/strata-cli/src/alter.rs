@@ -5,9 +5,7 @@
 //! before them. Option edits (`--unset`, then `--set`) come before every column change.
 
 use clap::ArgMatches;
-use strata_spec::schema::parse_columns;
-use strata_spec::schema_change::{ColumnMove, SchemaChange};
-use strata_spec::{DataType, Error};
+use strata_spec::{parse_columns, ColumnMove, DataType, Error, SchemaChange};
 use strata_table::{AlterTable, OptionPolicy, Table};
 
 /// The command-line flags of `strata alter`.

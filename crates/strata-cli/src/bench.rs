@@ -12,13 +12,10 @@ use arrow_schema::{DataType as ArrowType, Field, Schema};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use strata_format::predicate::{CmpOp, Predicate};
+use strata_format::{CmpOp, Predicate};
 use strata_io::{FileIO, FileStatus, LocalFileIO};
 use strata_spec::{DataType, Datum, Error, Result, TableSchema};
-use strata_table::query::TableQuery;
-use strata_table::Table;
-use strata_table::TableWriter;
-use strata_table::{get, ReadBuilder};
+use strata_table::{get, ReadBuilder, Table, TableQuery, TableWriter};
 
 /// Counts bytes written through it.
 #[derive(Debug)]
@@ -223,7 +220,7 @@ fn scan_rate(table: &Table) -> Result<(usize, f64)> {
 /// Where the bench's tables live, when not in a local directory: a warehouse location, the storage writers
 /// use, and the storage readers use (another client, with no local copies of what the writers wrote, as a
 /// reading process elsewhere would see the store).
-pub struct BenchStore<'a> {
+pub(crate) struct BenchStore<'a> {
     /// The warehouse location (a local path or a store URI).
     pub warehouse: &'a str,
     /// The writers' storage.
@@ -248,7 +245,7 @@ impl Storage {
 ///
 /// The tables go into a fresh subdirectory of `dir` (or of `store`'s warehouse) that this run creates and
 /// removes (whatever happens), so nothing already there is touched but the chart file.
-pub fn run(
+pub(crate) fn run(
     dir: &str,
     store: Option<BenchStore<'_>>,
     rows: usize,

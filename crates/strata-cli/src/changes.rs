@@ -5,16 +5,13 @@ use std::time::{Duration, Instant};
 
 use arrow_array::RecordBatch;
 use strata_spec::Error;
-use strata_table::follow::{FollowOptions, StartFrom, StreamScan};
-use strata_table::incremental::IncrementalMode;
-use strata_table::read::ReadBuilder;
-use strata_table::Table;
+use strata_table::{FollowOptions, IncrementalMode, ReadBuilder, StartFrom, StreamScan, Table};
 
 use crate::OutputFormat;
 
 /// The flags of `strata scan` for incremental and streaming reads.
 #[derive(clap::Args, Debug, Default)]
-pub struct ChangeArgs {
+pub(crate) struct ChangeArgs {
     /// Print what changed after snapshot N (exclusive; 0 = from the first snapshot), with a leading `rowkind`
     /// column (+I, -U, +U, -D). With --follow: start after N instead of with a full read of the latest
     /// snapshot.
@@ -55,7 +52,7 @@ pub struct ChangeArgs {
 
 impl ChangeArgs {
     /// Whether these flags ask for an incremental or streaming read.
-    pub fn wanted(&self) -> bool {
+    pub(crate) fn wanted(&self) -> bool {
         self.from.is_some() || self.follow || self.changelog || self.delta
     }
 
@@ -73,7 +70,7 @@ fn duration(flag: &str, text: &str) -> Result<Duration, Error> {
 }
 
 /// Runs an incremental read (`--from`) or a follow (`--follow`) of `table`.
-pub fn run(
+pub(crate) fn run(
     table: &Table,
     args: &ChangeArgs,
     columns: Option<Vec<String>>,

@@ -2,11 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use strata_spec::schema::parse_columns;
-use strata_spec::{Error, TableSchema};
-use strata_table::commit::now_millis;
-use strata_table::inspect::inspect;
-use strata_table::Table;
+use strata_spec::{parse_columns, Error, TableSchema};
+use strata_table::{inspect, now_millis, Table};
 
 use crate::io;
 
@@ -46,7 +43,7 @@ pub(crate) fn demo(warehouse: &str, rounds: usize, rows_per_round: usize, json: 
     let key_space = (rows_per_round * 4).max(1) as i64;
     for (name, _, table) in &tables {
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-        let mut write = strata_table::write::TableWrite::new(table)?;
+        let mut write = strata_table::TableWrite::new(table)?;
         let started = Instant::now();
         let mut deletes = 0usize;
         for round in 0..rounds {
@@ -83,7 +80,7 @@ pub(crate) fn demo(warehouse: &str, rounds: usize, rows_per_round: usize, json: 
             .map(|bs| bs.iter().filter_map(|b| b["indexFile"]["deletionVectors"].as_array().map(Vec::len)).sum())
             .unwrap_or(0);
         let scan_started = Instant::now();
-        let scanned = strata_table::scan::scan(table, &Default::default())?;
+        let scanned = strata_table::scan(table, &Default::default())?;
         let scan_secs = scan_started.elapsed().as_secs_f64();
         say(format!(
             "{name}: {rounds} commits of {rows_per_round} rows ({deletes} deletes) in {write_secs:.2}s ({:.0} rows/s, compaction included); {} files, {vectors} deletion vectors; scan {} rows in {:.3}s ({})",
@@ -102,13 +99,10 @@ pub(crate) fn demo(warehouse: &str, rounds: usize, rows_per_round: usize, json: 
     }
     // The same data both ways: the DV table merge-on-read must give the same rows as its raw read.
     let dv_table = &tables[0].2;
-    let raw = strata_table::scan::scan(dv_table, &Default::default())?.num_rows();
-    let merged = strata_table::scan::scan(
-        dv_table,
-        &strata_table::scan::ScanOptions { force_merge: true, ..Default::default() },
-    )?
-    .num_rows();
-    let mor = strata_table::scan::scan(&tables[1].2, &Default::default())?.num_rows();
+    let raw = strata_table::scan(dv_table, &Default::default())?.num_rows();
+    let merged = strata_table::scan(dv_table, &strata_table::ScanOptions { force_merge: true, ..Default::default() })?
+        .num_rows();
+    let mor = strata_table::scan(&tables[1].2, &Default::default())?.num_rows();
     say(format!("kv_dv read raw: {raw} rows; kv_dv merge-on-read: {merged} rows; kv_mor: {mor} rows"));
     if raw != merged || raw != mor {
         return Err(Error::Corrupt {

@@ -1,8 +1,7 @@
 //! `strata get`: rows by primary key, one-off lookups or a `TableQuery` when many keys make it pay off, with
 //! the keys that were not found named.
 
-use strata_spec::types::TypeRoot;
-use strata_spec::{Datum, Error};
+use strata_spec::{Datum, Error, TypeRoot};
 use strata_table::Table;
 
 use crate::{print_batches, OutputFormat};
@@ -18,8 +17,8 @@ pub(crate) fn run(
     let parsed = keys.iter().map(|k| parse_key(table, k)).collect::<Result<Vec<_>, Error>>()?;
     let query = if bulk_get_pays_off(table, snapshot, parsed.len())? {
         Some(match snapshot {
-            Some(id) => strata_table::query::TableQuery::at_snapshot(table, id)?,
-            None => strata_table::query::TableQuery::new(table)?,
+            Some(id) => strata_table::TableQuery::at_snapshot(table, id)?,
+            None => strata_table::TableQuery::new(table)?,
         })
     } else {
         None
@@ -159,11 +158,11 @@ fn parse_key(table: &Table, text: &str) -> Result<Vec<Option<Datum>>, Error> {
             let s: arrow_array::ArrayRef = std::sync::Arc::new(arrow_array::StringArray::from(vec![v]));
             let cast = arrow_cast::cast::cast_with_options(
                 &s,
-                &strata_format::arrow_types::to_arrow(&t),
+                &strata_format::to_arrow(&t),
                 &arrow_cast::cast::CastOptions { safe: false, ..Default::default() },
             )
             .map_err(|e| Error::invalid(format!("key '{text}'"), format!("'{v}' is not a {t}: {e}")))?;
-            strata_format::arrow_types::datum_at(cast.as_ref(), 0)
+            strata_format::datum_at(cast.as_ref(), 0)
         })
         .collect()
 }

@@ -82,7 +82,7 @@ pub(crate) fn write_inputs(
     loop {
         let table = Table::open(io(), table_dir)?;
         let max_retries = table.schema().core_options().commit_max_retries()?;
-        let mut write = strata_table::write::TableWrite::new(&table)?;
+        let mut write = strata_table::TableWrite::new(&table)?;
         // A refused value ends the write here: dropping `write` removes the files its buckets already
         // flushed (no snapshot references them), so the table is left as it was.
         let rows = write_rows(&table, &mut write, inputs, opts)?;
@@ -107,7 +107,7 @@ pub(crate) fn write_inputs(
 /// Streams every input into `write`; the rows written.
 fn write_rows(
     table: &Table,
-    write: &mut strata_table::write::TableWrite,
+    write: &mut strata_table::TableWrite,
     inputs: &[String],
     opts: &InputOptions,
 ) -> Result<usize, Error> {
@@ -144,7 +144,7 @@ pub(crate) struct Snapshots {
 
 pub(crate) fn commit(
     table: &Table,
-    write: &mut strata_table::write::TableWrite,
+    write: &mut strata_table::TableWrite,
     messages: Vec<strata_table::CommitMessage>,
     kind: Option<strata_spec::CommitKind>,
 ) -> Result<Option<Snapshots>, Error> {

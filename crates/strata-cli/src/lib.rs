@@ -19,11 +19,8 @@ mod tags;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use strata_io::{FileIO, LocalFileIO};
-use strata_spec::schema::parse_columns;
-use strata_spec::{Error, ErrorKind, TableSchema};
-use strata_table::commit::now_millis;
-use strata_table::inspect::inspect;
-use strata_table::Table;
+use strata_spec::{parse_columns, Error, ErrorKind, TableSchema};
+use strata_table::{inspect, now_millis, Table};
 
 /// The exit codes, shown by `--help` (and returned by [`main`]).
 const EXIT_CODES: &str = "Exit codes:\n  0  success\n  1  other errors (I/O)\n  2  invalid input or arguments\n  \
@@ -410,8 +407,8 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
         }
         Command::Clean { table_dir, older_than, dry_run, json } => {
             let table = Table::open(io(), &location(&table_dir)?)?;
-            let age = strata_table::maintenance::parse_older_than(&older_than)?;
-            let r = strata_table::maintenance::remove_orphan_files(&table, age, dry_run)?;
+            let age = strata_table::parse_older_than(&older_than)?;
+            let r = strata_table::remove_orphan_files(&table, age, dry_run)?;
             maintenance_report(json, &r, "removed orphans")?;
         }
         Command::Replay { file, faults, dir, shrink, json } => sim::replay_file(file, faults, dir, shrink, json)?,
@@ -483,7 +480,7 @@ fn expire(
     json: bool,
 ) -> Result<(), Error> {
     let table = Table::open(io(), &location(table_dir)?)?;
-    let mut opts = strata_table::maintenance::ExpireOptions::from_table(&table)?;
+    let mut opts = strata_table::ExpireOptions::from_table(&table)?;
     if let (Some(min), Some(max)) = (retain_min, retain_max) {
         if min > max {
             return Err(Error::invalid("--retain-min", format!("{min} is more than --retain-max {max}")));
@@ -497,10 +494,10 @@ fn expire(
         opts.retain_min = m;
     }
     if let Some(d) = older_than {
-        opts.time_retained = strata_table::maintenance::parse_older_than(&d)?;
+        opts.time_retained = strata_table::parse_older_than(&d)?;
     }
     opts.dry_run = dry_run;
-    let r = strata_table::maintenance::expire_snapshots(&table, &opts)?;
+    let r = strata_table::expire_snapshots(&table, &opts)?;
     maintenance_report(json, &r, "expired")
 }
 
@@ -512,7 +509,7 @@ fn compact(table_dir: &str, full: bool, delete_ratio_threshold: Option<f64>, jso
             return Err(Error::invalid("--delete-ratio-threshold", format!("{t} is outside 0..=1")));
         }
     }
-    let mut write = strata_table::write::TableWrite::for_compaction(&table)?;
+    let mut write = strata_table::TableWrite::for_compaction(&table)?;
     write.open_all_buckets()?;
     let progress = Progress::start("compacting");
     let messages = write.prepare_commit_with(full, delete_ratio_threshold)?;
@@ -557,14 +554,14 @@ fn scan(
     }
     let format = if changes.json { OutputFormat::Jsonl } else { format };
     let options = tags::scan_options(tag, timestamp)?;
-    let opts = strata_table::scan::ScanOptions { snapshot, columns, force_merge: merge, batch_size: None, options };
+    let opts = strata_table::ScanOptions { snapshot, columns, force_merge: merge, batch_size: None, options };
     let progress = Progress::start("scanning");
-    let result = strata_table::scan::scan(&table, &opts)?;
+    let result = strata_table::scan(&table, &opts)?;
     progress.finish();
     print_batches(&result.batches, format)
 }
 
-fn maintenance_report(json: bool, r: &strata_table::maintenance::MaintenanceReport, what: &str) -> Result<(), Error> {
+fn maintenance_report(json: bool, r: &strata_table::MaintenanceReport, what: &str) -> Result<(), Error> {
     if json {
         println!("{}", serde_json::to_string(r).map_err(|e| Error::invalid("report", e.to_string()))?);
     } else {
@@ -683,7 +680,7 @@ pub fn main() -> ExitCode {
     // Any other panic is a bug and is printed as usual.
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if !strata_spec::error::panic_is_contained() {
+        if !strata_spec::panic_is_contained() {
             default_hook(info);
         }
     }));

@@ -13,7 +13,7 @@ pub(crate) fn replay_file(
     shrink: Option<String>,
     json: bool,
 ) -> Result<(), Error> {
-    use strata_sim::workload::{replay, FaultPlan, Workload};
+    use strata_sim::{replay, FaultPlan, Workload};
     if !(0.0..=1.0).contains(&faults) {
         return Err(Error::invalid("--faults", format!("{faults} is outside 0..=1")));
     }
@@ -35,7 +35,7 @@ pub(crate) fn replay_file(
         ),
         Err(d) => {
             if let Some(out) = shrink {
-                let small = strata_sim::workload::shrink(&tmp.to_string_lossy(), &w, plan, 500);
+                let small = strata_sim::shrink(&tmp.to_string_lossy(), &w, plan, 500);
                 std::fs::write(&out, small.to_text()).map_err(|e| Error::io(&out, e))?;
                 let _ = std::fs::remove_dir_all(&tmp);
                 eprintln!("shrunk to {} steps: {out}", small.ops.len());
@@ -57,7 +57,7 @@ pub(crate) fn soak(
     warehouse: Option<String>,
     json: bool,
 ) -> Result<(), Error> {
-    use strata_sim::workload::{replay_on, shrink, FaultPlan, Workload};
+    use strata_sim::{replay_on, shrink, FaultPlan, Workload};
     let started = std::time::Instant::now();
     let tmp = std::env::temp_dir().join(format!("strata-soak-{}", uuid::Uuid::new_v4()));
     let (io, dir) = match &warehouse {

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use clap::{Args, Subcommand};
 use serde_json::json;
 use strata_spec::Error;
-use strata_table::rollback::{rollback, RollbackTarget};
-use strata_table::tag::{create_tag, delete_tag, Tag};
-use strata_table::time_travel::{format_millis, parse_timestamp_millis, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS};
-use strata_table::Table;
+use strata_table::{
+    create_tag, delete_tag, format_millis, parse_timestamp_millis, rollback, RollbackTarget, Table, Tag, SCAN_TAG_NAME,
+    SCAN_TIMESTAMP_MILLIS,
+};
 
 use super::{io, location, report};
 

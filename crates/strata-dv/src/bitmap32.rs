@@ -8,10 +8,10 @@ use roaring::RoaringBitmap;
 use crate::{frame_entry, Error, Result};
 
 /// Magic of 32-bit vectors, stored big-endian.
-pub const MAGIC_NUMBER: u32 = 1_581_511_376;
+pub(crate) const MAGIC_NUMBER: u32 = 1_581_511_376;
 
 /// Largest position a 32-bit vector holds (Java's `Integer.MAX_VALUE`).
-pub const MAX_POSITION: u64 = i32::MAX as u64;
+pub(crate) const MAX_POSITION: u64 = i32::MAX as u64;
 
 /// `position` as a bitmap element, or an error naming the option that holds larger files.
 pub(crate) fn check(position: u64) -> Result<u32> {

@@ -11,10 +11,10 @@ use roaring::RoaringTreemap;
 use crate::{frame_entry, Error, Result};
 
 /// Magic of 64-bit vectors, stored little-endian.
-pub const MAGIC_NUMBER: u32 = 1_681_511_377;
+pub(crate) const MAGIC_NUMBER: u32 = 1_681_511_377;
 
 /// Largest position: Iceberg's vectors hold positions below 2^63.
-pub const MAX_POSITION: u64 = i64::MAX as u64;
+pub(crate) const MAX_POSITION: u64 = i64::MAX as u64;
 
 /// `position`, checked to be one a 64-bit vector holds.
 pub(crate) fn check(position: u64) -> Result<u64> {

@@ -10,7 +10,7 @@ use strata_spec::{DeletionVectorMeta, Error, Result, ResultExt};
 use crate::{bitmap32, bitmap64, DeletionVector};
 
 /// The version byte at offset 0 of every DV index file.
-pub const INDEX_VERSION: u8 = 1;
+pub(crate) const INDEX_VERSION: u8 = 1;
 
 /// The number of bytes an entry occupies, from its 8-byte header (length prefix and magic), checked against
 /// the recorded length.

@@ -5,16 +5,20 @@
 //! data file, located through [`DeletionVectorMeta`](strata_spec::DeletionVectorMeta) ranges recorded in
 //! the index manifest.
 
-pub mod bitmap32;
-pub mod bitmap64;
+mod bitmap32;
+mod bitmap64;
 mod index_file;
 mod maintainer;
 mod vector;
 
-pub use index_file::{decode_entry, read_all_deletion_vectors, read_deletion_vector, write_index_file, INDEX_VERSION};
+// A deletion vector, and one bucket's vectors as they change.
 pub use maintainer::{BucketedDvMaintainer, IndexFileChange};
-pub use strata_spec::{Error, Result};
 pub use vector::{DeletionVector, Positions};
+
+// DV index files: one entry, one vector at its recorded range, all of a file's vectors, a new file.
+pub use index_file::{decode_entry, read_all_deletion_vectors, read_deletion_vector, write_index_file};
+
+use strata_spec::{Error, Result};
 
 /// Wraps payload bytes as an entry: 4-byte big-endian `len`, the payload, 4-byte big-endian CRC32 of it.
 pub(crate) fn frame_entry(payload: &[u8]) -> Result<Vec<u8>> {

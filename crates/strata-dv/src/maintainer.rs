@@ -3,8 +3,7 @@
 use std::collections::BTreeMap;
 
 use strata_io::{join, FileIO};
-use strata_spec::index_file_meta::DELETION_VECTORS_INDEX;
-use strata_spec::{Error, IndexFileMeta, Result};
+use strata_spec::{Error, IndexFileMeta, Result, DELETION_VECTORS_INDEX};
 
 use crate::{read_all_deletion_vectors, write_index_file, DeletionVector};
 

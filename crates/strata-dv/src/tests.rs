@@ -6,6 +6,7 @@ use strata_io::{FileIO, MemoryFileIO};
 use strata_spec::{DeletionVectorMeta, ErrorKind};
 
 use super::*;
+use crate::index_file::INDEX_VERSION;
 
 fn dv_of(positions: &BTreeSet<u64>, bitmap64: bool) -> DeletionVector {
     let mut dv = DeletionVector::new(bitmap64);

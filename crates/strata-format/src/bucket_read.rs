@@ -7,8 +7,7 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use strata_dv::DeletionVector;
 use strata_io::FileIO;
-use strata_spec::binary_row::compare_rows;
-use strata_spec::{DataFileMeta, DataType, Result};
+use strata_spec::{compare_rows, DataFileMeta, DataType, Result};
 
 use crate::evolution::ColumnMapping;
 use crate::kv::{KeyValueLayout, SEQUENCE_NUMBER, VALUE_KIND};
@@ -187,7 +186,7 @@ pub fn run_reader(io: Arc<dyn FileIO>, layout: &KeyValueLayout, files: Vec<DataF
 
 /// Groups a bucket's files into sorted runs: each level-0 file is a run; each deeper level is one run, its
 /// files ordered by key.
-pub fn sorted_runs(files: Vec<DataFileRef>, key_types: &[DataType]) -> Result<Vec<Vec<DataFileRef>>> {
+pub(crate) fn sorted_runs(files: Vec<DataFileRef>, key_types: &[DataType]) -> Result<Vec<Vec<DataFileRef>>> {
     let mut level0: Vec<DataFileRef> = Vec::new();
     let mut levels: std::collections::BTreeMap<i32, Vec<(KeyValues, DataFileRef)>> = Default::default();
     for f in files {

@@ -31,7 +31,7 @@ pub trait SchemaHistory: Send + Sync + fmt::Debug {
 
 /// Where one column of the reading layout is in a file.
 #[derive(Debug, Clone, PartialEq)]
-pub enum StoredColumn {
+pub(crate) enum StoredColumn {
     /// Stored under `name` as `data_type` (the file's schema's), to be cast to the reading type.
     Stored {
         /// The column's name in the file.
@@ -54,7 +54,7 @@ pub struct ColumnMapping {
 impl ColumnMapping {
     /// The mapping of files written with `data` read as `read`; `None` when they store every column of
     /// `read` under its own name and type (the common case: options changed, columns did not).
-    pub fn between(data: &TableSchema, read: &TableSchema) -> Option<ColumnMapping> {
+    pub(crate) fn between(data: &TableSchema, read: &TableSchema) -> Option<ColumnMapping> {
         let by_id: HashMap<i32, &strata_spec::DataField> = data.fields.iter().map(|f| (f.id, f)).collect();
         let mut columns = HashMap::new();
         for f in &read.fields {
@@ -78,7 +78,7 @@ impl ColumnMapping {
     }
 
     /// Where the reading column `name` (of type `read_type`) is stored.
-    pub fn resolve(&self, name: &str, read_type: DataType) -> StoredColumn {
+    pub(crate) fn resolve(&self, name: &str, read_type: DataType) -> StoredColumn {
         match self.columns.get(name) {
             Some(c) => c.clone(),
             None => StoredColumn::Stored { name: name.to_string(), data_type: read_type },
@@ -87,7 +87,7 @@ impl ColumnMapping {
 }
 
 /// Where `name` (of `read_type`) is stored, under `mapping` (none: under its own name and type).
-pub fn resolve(mapping: Option<&ColumnMapping>, name: &str, read_type: DataType) -> StoredColumn {
+pub(crate) fn resolve(mapping: Option<&ColumnMapping>, name: &str, read_type: DataType) -> StoredColumn {
     match mapping {
         Some(m) => m.resolve(name, read_type),
         None => StoredColumn::Stored { name: name.to_string(), data_type: read_type },
@@ -96,14 +96,14 @@ pub fn resolve(mapping: Option<&ColumnMapping>, name: &str, read_type: DataType)
 
 /// The index of the column stored as `name` in `file_schema`; for a key column a thin-mode file lacks, the
 /// value column holding the same field.
-pub fn stored_index(file_schema: &arrow_schema::Schema, name: &str) -> Option<usize> {
+pub(crate) fn stored_index(file_schema: &arrow_schema::Schema, name: &str) -> Option<usize> {
     file_schema.index_of(name).ok().or_else(|| file_schema.index_of(name.strip_prefix(KEY_PREFIX)?).ok())
 }
 
 /// `array` (a column as stored, of the file schema's type `stored`) as the reading type `read`. A type
 /// change under evolution is a cast by Paimon's rules; one that cannot hold a value (a narrowing change
 /// some writer allowed) is an error naming the column, never a null or a truncated value.
-pub fn read_as(array: &ArrayRef, stored: &DataType, read: &DataType, column: &str) -> Result<ArrayRef> {
+pub(crate) fn read_as(array: &ArrayRef, stored: &DataType, read: &DataType, column: &str) -> Result<ArrayRef> {
     let as_stored = normalize(array, stored)?;
     if stored.root == read.root {
         return Ok(as_stored);
@@ -119,19 +119,19 @@ pub fn read_as(array: &ArrayRef, stored: &DataType, read: &DataType, column: &st
 }
 
 /// A column of `rows` nulls of the reading type `t` (a column the file's schema did not have).
-pub fn absent_column(t: &DataType, rows: usize) -> ArrayRef {
+pub(crate) fn absent_column(t: &DataType, rows: usize) -> ArrayRef {
     new_null_array(&to_arrow(t), rows)
 }
 
 /// [`ColumnMapping`]s of one reading schema, computed once per file schema id.
 #[derive(Debug, Default)]
-pub struct MappingCache {
+pub(crate) struct MappingCache {
     by_schema: parking_lot::Mutex<HashMap<i64, Option<Arc<ColumnMapping>>>>,
 }
 
 impl MappingCache {
     /// The mapping of files written with schema `id` read as `read`; `data_schema` gives schema `id`.
-    pub fn get(
+    pub(crate) fn get(
         &self,
         id: i64,
         read: &TableSchema,

@@ -21,14 +21,14 @@ pub const SEQUENCE_NUMBER: &str = "_SEQUENCE_NUMBER";
 /// The row-kind column.
 pub const VALUE_KIND: &str = "_VALUE_KIND";
 /// A column Strata adds to batches read with positions: the row's position in its file.
-pub const ROW_POSITION: &str = "_ROW_POSITION";
+pub(crate) const ROW_POSITION: &str = "_ROW_POSITION";
 
 /// Field id of key column `k` is this plus `k`'s id (`SpecialFields.KEY_FIELD_ID_START`).
-pub const KEY_FIELD_ID_START: i32 = i32::MAX / 2;
+pub(crate) const KEY_FIELD_ID_START: i32 = i32::MAX / 2;
 /// Field id of `_SEQUENCE_NUMBER`.
-pub const SEQUENCE_NUMBER_FIELD_ID: i32 = i32::MAX - 1;
+pub(crate) const SEQUENCE_NUMBER_FIELD_ID: i32 = i32::MAX - 1;
 /// Field id of `_VALUE_KIND`.
-pub const VALUE_KIND_FIELD_ID: i32 = i32::MAX - 2;
+pub(crate) const VALUE_KIND_FIELD_ID: i32 = i32::MAX - 2;
 
 /// A row's kind (Paimon's `RowKind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,21 +1,42 @@
 //! Strata's data files: Paimon's key-value layout in parquet and orc, the statistics recorded for them, and
 //! the merge-on-read reader over a bucket's sorted runs.
+//!
+//! The modules are private and their public items re-exported here, but for [`lookup`] (local lookup files,
+//! shared by compaction lookups and point queries).
 
-pub mod arrow_types;
-pub mod bucket_read;
-pub mod evolution;
-pub mod kv;
+mod arrow_types;
+mod bucket_read;
+mod evolution;
+mod kv;
 pub mod lookup;
-pub mod merge;
-pub mod merge_function;
-pub mod predicate;
+mod merge;
+mod merge_function;
+mod predicate;
 mod ranged;
-pub mod reader;
-pub mod row_runs;
-pub mod stats;
-pub mod verify;
-pub mod writer;
+mod reader;
+mod row_runs;
+mod stats;
+mod verify;
+mod writer;
 
-pub use kv::{KeyValueLayout, RowKind};
-pub use reader::{open_file, FileBatches, ReadRequest};
+// Paimon's key-value layout of a data file, and the conversions between Paimon types and arrow.
+pub use arrow_types::{array_of, datum_at, normalize, to_arrow};
+pub use evolution::{ColumnMapping, SchemaHistory};
+pub use kv::{KeyValueLayout, RowKind, KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
+
+// Writing data files.
 pub use writer::{FileFormat, KvFileWriter, WriterConfig};
+
+// Reading one file: projection, predicates and row-group pruning, deletion vectors applied at decode.
+pub use predicate::{CmpOp, ColumnRange, Predicate, TypedPredicate};
+pub use reader::{open_file, FileBatches, ReadRequest, DEFAULT_BATCH_SIZE};
+pub use row_runs::{live_runs, parquet_selection};
+pub use verify::{has_retraction, reject_retractions};
+
+// Reading a bucket's files: one file by its metadata, the merge of sorted runs with every merge engine.
+pub use bucket_read::{
+    file_columns, merge_read, open_data_file, open_data_file_pruned, open_data_file_ranged, read_positions, run_reader,
+    DataFileRef,
+};
+pub use merge::{LookupHook, LookupResult, MergeIterator, Run};
+pub use merge_function::{AggFunction, MergeConfig};

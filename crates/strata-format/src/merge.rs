@@ -9,8 +9,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Int64Type, Int8Type};
 use arrow_array::{new_null_array, Array, ArrayRef, Int8Array, RecordBatch};
 use arrow_row::{RowConverter, Rows, SortField};
-use strata_spec::options::MergeEngine;
-use strata_spec::{DataType, Datum, Error, Result};
+use strata_spec::{DataType, Datum, Error, MergeEngine, Result};
 
 use crate::arrow_types::{array_of, datum_at};
 use crate::kv::{KeyValueLayout, RowKind};
@@ -400,7 +399,7 @@ impl MergeIterator {
                 }
                 keyed.push((sk, (src, seq, kind)));
             }
-            keyed.sort_by(|a, b| strata_spec::binary_row::compare_rows(&a.0, &b.0).then(a.1 .1.cmp(&b.1 .1)));
+            keyed.sort_by(|a, b| strata_spec::compare_rows(&a.0, &b.0).then(a.1 .1.cmp(&b.1 .1)));
             self.group.extend(keyed.into_iter().map(|(_, g)| g));
         }
         Ok(true)

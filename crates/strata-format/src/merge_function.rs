@@ -2,8 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use strata_spec::options::MergeEngine;
-use strata_spec::{CoreOptions, DataField, Datum, Error, Result, TableSchema};
+use strata_spec::{CoreOptions, DataField, Datum, Error, MergeEngine, Result, TableSchema};
 
 use crate::kv::RowKind;
 
@@ -125,7 +124,7 @@ impl MergeConfig {
             ignore_retract,
             lookup_levels: engine != MergeEngine::FirstRow
                 && (options.deletion_vectors_enabled()?
-                    || options.changelog_producer()? == strata_spec::options::ChangelogProducer::Lookup
+                    || options.changelog_producer()? == strata_spec::ChangelogProducer::Lookup
                     || map.get("force-lookup").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))),
         })
     }
@@ -160,7 +159,7 @@ fn num_add(a: &Datum, b: &Datum, negate: bool) -> Result<Datum> {
 
 /// The running state of one aggregated column.
 #[derive(Debug, Clone, Default)]
-pub struct AggState {
+pub(crate) struct AggState {
     value: Option<Datum>,
     /// For first_value: whether a value (possibly null) was taken.
     seen: bool,
@@ -168,17 +167,17 @@ pub struct AggState {
 
 impl AggState {
     /// Clears the state (a record was removed on delete).
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         *self = AggState::default();
     }
 
     /// The current value.
-    pub fn value(&self) -> Option<Datum> {
+    pub(crate) fn value(&self) -> Option<Datum> {
         self.value.clone()
     }
 
     /// Folds in an added value.
-    pub fn add(&mut self, f: AggFunction, v: Option<Datum>) -> Result<()> {
+    pub(crate) fn add(&mut self, f: AggFunction, v: Option<Datum>) -> Result<()> {
         match f {
             AggFunction::PrimaryKey | AggFunction::LastValue => self.value = v,
             AggFunction::LastNonNullValue => {
@@ -248,7 +247,7 @@ impl AggState {
     }
 
     /// Folds in a retracted value.
-    pub fn retract(&mut self, f: AggFunction, v: Option<Datum>, field: &str) -> Result<()> {
+    pub(crate) fn retract(&mut self, f: AggFunction, v: Option<Datum>, field: &str) -> Result<()> {
         match f {
             AggFunction::PrimaryKey => Ok(()),
             AggFunction::Sum => {
@@ -288,6 +287,6 @@ fn zero_like(v: &Datum) -> Datum {
 }
 
 /// Whether a row kind byte retracts.
-pub fn is_retract(kind: i8) -> bool {
+pub(crate) fn is_retract(kind: i8) -> bool {
     RowKind::byte_is_retract(kind)
 }

@@ -176,7 +176,7 @@ impl Predicate {
 
 /// Statistics of one parquet row group for column `name` of Paimon type `t`, when the type is one whose
 /// parquet statistics map plainly onto values.
-pub fn parquet_range(
+pub(crate) fn parquet_range(
     rg: &parquet::file::metadata::RowGroupMetaData,
     column_index: usize,
     t: &DataType,

@@ -9,7 +9,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 use strata_dv::DeletionVector;
 use strata_io::FileIO;
-use strata_spec::{DataType, Error, Result};
+use strata_spec::{panic_message, DataType, Error, Result};
 
 use crate::evolution::{absent_column, read_as, resolve, stored_index, ColumnMapping, StoredColumn};
 use crate::kv::ROW_POSITION;
@@ -93,12 +93,10 @@ fn live_positions(
     }
 }
 
-pub use strata_spec::error::panic_message;
-
 /// Runs a third-party decoder step, turning a panic inside it (malformed input it did not anticipate) into a
 /// corrupt-file error naming `path`.
 fn guarded<T>(path: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    match strata_spec::error::catch_contained(f) {
+    match strata_spec::catch_contained(f) {
         Ok(r) => r,
         Err(p) => Err(corrupt(path, format!("cannot decode: {}", panic_message(p.as_ref())))),
     }
@@ -113,7 +111,7 @@ pub fn open_file(io: &dyn FileIO, path: &str, format: FileFormat, req: &ReadRequ
 /// Opens `path` for a narrow read (a few columns, or a few rows), fetching only what the read needs through
 /// `io`'s range reads: the footer, the page indexes, and the pages of the projected columns in the row groups
 /// and rows selected. Point lookups use it, so their cost does not grow with the file. ORC is read whole.
-pub fn open_file_ranged(
+pub(crate) fn open_file_ranged(
     io: &Arc<dyn FileIO>,
     path: &str,
     format: FileFormat,
@@ -364,7 +362,7 @@ impl FileBatches {
     }
 
     /// Checks every batch decoded against `check` (the file's manifest statistics).
-    pub fn with_check(mut self, check: Option<crate::verify::RowCheck>) -> Self {
+    pub(crate) fn with_check(mut self, check: Option<crate::verify::RowCheck>) -> Self {
         self.check = check;
         self
     }

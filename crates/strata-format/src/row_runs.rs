@@ -7,7 +7,7 @@ use std::ops::Range;
 use strata_dv::DeletionVector;
 
 /// A run of rows: whether they are skipped, and how many.
-pub type RowRun = (bool, usize);
+pub(crate) type RowRun = (bool, usize);
 
 /// Appends `n` rows to `runs`, joining a run of the same kind.
 fn push(runs: &mut Vec<RowRun>, skip: bool, n: u64) {
@@ -45,7 +45,7 @@ pub fn live_runs(dv: &DeletionVector, ranges: &[Range<u64>]) -> Vec<RowRun> {
 }
 
 /// The runs over rows `0..num_rows` that read exactly `positions` (ascending; others are ignored).
-pub fn position_runs(positions: &[u64], num_rows: u64) -> Vec<RowRun> {
+pub(crate) fn position_runs(positions: &[u64], num_rows: u64) -> Vec<RowRun> {
     let mut runs = Vec::new();
     let mut cursor = 0u64;
     for &p in positions {
@@ -70,7 +70,7 @@ pub fn parquet_selection(runs: &[RowRun]) -> parquet::arrow::arrow_reader::RowSe
 }
 
 /// The runs as an ORC row selection.
-pub fn orc_selection(runs: &[RowRun]) -> orc_rust::RowSelection {
+pub(crate) fn orc_selection(runs: &[RowRun]) -> orc_rust::RowSelection {
     use orc_rust::RowSelector;
     orc_rust::RowSelection::from(
         runs.iter()

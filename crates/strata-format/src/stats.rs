@@ -10,7 +10,7 @@ use crate::arrow_types::datum_at;
 
 /// Min, max and null count of one column, accumulated over batches.
 #[derive(Debug, Clone, Default)]
-pub struct ColumnStats {
+pub(crate) struct ColumnStats {
     /// Smallest non-null value.
     pub min: Option<Datum>,
     /// Largest non-null value.
@@ -77,7 +77,7 @@ fn extreme(array: &dyn Array, want_max: bool) -> Result<Option<Datum>> {
 
 impl ColumnStats {
     /// Folds in one array.
-    pub fn update(&mut self, array: &ArrayRef) -> Result<()> {
+    pub(crate) fn update(&mut self, array: &ArrayRef) -> Result<()> {
         self.nulls += array.null_count() as i64;
         if array.null_count() == array.len() {
             return Ok(());
@@ -98,7 +98,7 @@ impl ColumnStats {
 
 /// Paimon's default value-stats mode, `truncate(16)`: strings and binaries longer than 16 keep a 16-long
 /// prefix as min and a 16-long prefix with its last unit incremented as max (or no max when that overflows).
-pub fn truncate_16(stats: &mut ColumnStats) {
+pub(crate) fn truncate_16(stats: &mut ColumnStats) {
     const N: usize = 16;
     if let Some(Datum::String(s)) = &stats.min {
         if s.chars().count() > N {
@@ -137,7 +137,7 @@ pub fn truncate_16(stats: &mut ColumnStats) {
 }
 
 /// Encodes per-column stats as `SimpleStats`.
-pub fn to_simple_stats(columns: &[ColumnStats], types: &[DataType]) -> Result<SimpleStats> {
+pub(crate) fn to_simple_stats(columns: &[ColumnStats], types: &[DataType]) -> Result<SimpleStats> {
     let nullable: Vec<DataType> = types.iter().map(|t| t.with_nullable(true)).collect();
     let mins: Vec<Option<Datum>> = columns.iter().map(|c| c.min.clone()).collect();
     let maxs: Vec<Option<Datum>> = columns.iter().map(|c| c.max.clone()).collect();

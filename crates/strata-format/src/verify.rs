@@ -11,8 +11,7 @@ use arrow_array::{Array, RecordBatch};
 use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
 use parquet::file::reader::ChunkReader;
-use strata_spec::binary_row::compare_rows;
-use strata_spec::{DataFileMeta, DataType, Datum, Error, Result};
+use strata_spec::{compare_rows, DataFileMeta, DataType, Datum, Error, Result};
 
 use crate::arrow_types::datum_at;
 use crate::kv::{KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
@@ -20,7 +19,7 @@ use crate::kv::{KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
 /// Footer key-value metadata key holding the column chunk CRC32s: row groups separated by `;`, each the
 /// lower-case hex CRC32s of its column chunks (in column order) separated by `,`. Other Paimon readers ignore
 /// footer keys they do not know.
-pub const CHUNK_CRC_KEY: &str = "strata.column-chunk-crc32";
+pub(crate) const CHUNK_CRC_KEY: &str = "strata.column-chunk-crc32";
 
 fn corrupt(path: &str, message: impl Into<String>) -> Error {
     Error::Corrupt { path: path.to_string(), message: message.into() }
@@ -110,7 +109,7 @@ type KeyDatums = Vec<Option<Datum>>;
 /// known. What the manifest says cannot change without the manifest's own checks noticing, so a row that
 /// contradicts it is a corrupt data file, whoever wrote it.
 #[derive(Debug, Clone)]
-pub struct RowCheck {
+pub(crate) struct RowCheck {
     /// The key columns' positions in the batch, and the manifest's min and max key.
     keys: Option<(Vec<usize>, KeyDatums, KeyDatums)>,
     seq: Option<(usize, i64, i64)>,
@@ -119,7 +118,7 @@ pub struct RowCheck {
 
 impl RowCheck {
     /// The check of reads of `columns` (request order) from the file `meta` describes; `None` for an empty file.
-    pub fn for_file(meta: &DataFileMeta, columns: &[(String, DataType)]) -> Option<RowCheck> {
+    pub(crate) fn for_file(meta: &DataFileMeta, columns: &[(String, DataType)]) -> Option<RowCheck> {
         if meta.row_count <= 0 {
             return None;
         }
@@ -144,7 +143,7 @@ impl RowCheck {
     }
 
     /// Checks one decoded batch (columns in request order).
-    pub fn check(&self, batch: &RecordBatch, path: &str) -> Result<()> {
+    pub(crate) fn check(&self, batch: &RecordBatch, path: &str) -> Result<()> {
         if batch.num_rows() == 0 {
             return Ok(());
         }

@@ -277,11 +277,11 @@ impl KvFileWriter {
                 // orc-rust 0.9's integer encoder panics on some value distributions (its RLEv2 patched-base
                 // widths: a few values far wider than the rest). The file is abandoned with a typed error;
                 // nothing half-written is committed.
-                strata_spec::error::catch_contained(|| w.write(&batch))
+                strata_spec::catch_contained(|| w.write(&batch))
                     .map_err(|p| {
                         Error::unsupported(format!(
                             "writing this data as ORC: orc-rust 0.9 failed to encode it ({}); use file.format parquet",
-                            strata_spec::error::panic_message(p.as_ref())
+                            strata_spec::panic_message(p.as_ref())
                         ))
                     })?
                     .map_err(|e| Error::unsupported(format!("orc write: {e}")))?;
@@ -302,11 +302,11 @@ impl KvFileWriter {
         let bytes = match file.sink {
             Sink::Parquet(w) => parquet_close(w)?,
             Sink::Orc(w, buf, _) => {
-                strata_spec::error::catch_contained(|| w.close())
+                strata_spec::catch_contained(|| w.close())
                     .map_err(|p| {
                         Error::unsupported(format!(
                             "writing this data as ORC: orc-rust 0.9 failed to encode it ({}); use file.format parquet",
-                            strata_spec::error::panic_message(p.as_ref())
+                            strata_spec::panic_message(p.as_ref())
                         ))
                     })?
                     .map_err(|e| Error::unsupported(format!("orc close: {e}")))?;

@@ -9,11 +9,8 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Int64Type, Int8Type};
 use arrow_array::{Array, ArrayRef, Int64Array, Int8Array, RecordBatch, StringArray};
 use proptest::prelude::*;
-use strata_format::merge::{MergeIterator, Run};
-use strata_format::merge_function::{AggFunction, MergeConfig};
-use strata_format::KeyValueLayout;
-use strata_spec::options::MergeEngine;
-use strata_spec::{DataType, TableSchema};
+use strata_format::{AggFunction, KeyValueLayout, MergeConfig, MergeIterator, Run};
+use strata_spec::{DataType, MergeEngine, TableSchema};
 
 #[derive(Debug, Clone)]
 struct Rec {
@@ -229,8 +226,8 @@ fn partial_update_refuses_retractions_unless_told() {
 /// Counts lookups, answering "no older copy".
 struct CountingHook(Arc<std::sync::atomic::AtomicUsize>, Arc<std::sync::Mutex<Vec<Vec<u8>>>>);
 
-impl strata_format::merge::LookupHook for CountingHook {
-    fn lookup(&mut self, key: &[u8]) -> strata_spec::Result<Option<strata_format::merge::LookupResult>> {
+impl strata_format::LookupHook for CountingHook {
+    fn lookup(&mut self, key: &[u8]) -> strata_spec::Result<Option<strata_format::LookupResult>> {
         self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.1.lock().unwrap().push(key.to_vec());
         Ok(None)

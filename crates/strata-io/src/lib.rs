@@ -7,13 +7,14 @@
 mod cache;
 mod local;
 mod memory;
-pub mod scratch;
+mod scratch;
 
 use std::fmt::Debug;
 
 pub use cache::{is_immutable_file, CacheStats, CachingFileIO};
 pub use local::LocalFileIO;
 pub use memory::MemoryFileIO;
+pub use scratch::ScratchDir;
 pub use strata_spec::{Error, Result};
 
 /// What a listing returns for each entry.

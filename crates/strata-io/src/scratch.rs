@@ -12,7 +12,7 @@ use parking_lot::Mutex;
 use strata_spec::{Error, Result};
 
 /// Prefixes of the local scratch directories Strata makes; each is followed by the owning process id.
-pub const SCRATCH_PREFIXES: [&str; 4] = ["strata-spill-", "strata-lookup-", "strata-query-", "strata-cache-"];
+pub(crate) const SCRATCH_PREFIXES: [&str; 4] = ["strata-spill-", "strata-lookup-", "strata-query-", "strata-cache-"];
 
 /// A private local temporary directory, created on first use and removed with the value. Shared by
 /// reference between threads: [`ScratchDir::file`] hands out names no other call of it returns.
@@ -24,7 +24,8 @@ pub struct ScratchDir {
 }
 
 impl ScratchDir {
-    /// A directory whose name starts with `prefix` (one of [`SCRATCH_PREFIXES`]), not created yet.
+    /// A directory whose name starts with `prefix` (one of `strata-spill-`, `strata-lookup-` and
+    /// `strata-query-`), not created yet.
     pub fn new(prefix: &'static str) -> Self {
         ScratchDir { prefix, dir: Mutex::new(None), counter: AtomicU64::new(0) }
     }
@@ -64,7 +65,7 @@ impl ScratchDir {
 /// `kill -9` leaves its spilled runs behind); returns how many. Only on systems with `/proc`, where a
 /// process id can be checked; a directory whose owner is alive, or whose name does not carry an id, is
 /// left alone.
-pub fn remove_stale_scratch_dirs(tmp: &Path) -> usize {
+pub(crate) fn remove_stale_scratch_dirs(tmp: &Path) -> usize {
     let proc_fs = Path::new("/proc");
     if !proc_fs.join("self").exists() {
         return 0;

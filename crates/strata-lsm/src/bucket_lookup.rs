@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use strata_dv::{BucketedDvMaintainer, DeletionVector, IndexFileChange};
-use strata_format::merge::{LookupHook, LookupResult};
+use strata_format::{LookupHook, LookupResult};
 use strata_io::FileIO;
 use strata_spec::{DataFileMeta, Error, Result};
 

@@ -1,14 +1,11 @@
 //! A bucket's levels (Paimon's `Levels`): level 0 holds overlapping files, newest first; every deeper level
 //! is one sorted run of files with disjoint key ranges.
 
-use std::cmp::Ordering;
-
-use strata_spec::binary_row::compare_rows;
-use strata_spec::{DataFileMeta, DataType, Datum, Error, Result};
+use strata_spec::{compare_rows, DataFileMeta, DataType, Datum, Error, Result};
 
 /// A sorted run at a level: the unit the compaction picker reasons about.
 #[derive(Debug, Clone)]
-pub struct LevelSortedRun {
+pub(crate) struct LevelSortedRun {
     /// Level of the run.
     pub level: i32,
     /// Its files, ordered by key (one file for a level-0 run).
@@ -17,14 +14,14 @@ pub struct LevelSortedRun {
 
 impl LevelSortedRun {
     /// Bytes in the run.
-    pub fn total_size(&self) -> i64 {
+    pub(crate) fn total_size(&self) -> i64 {
         self.files.iter().map(|f| f.file_size).sum()
     }
 }
 
 /// The files of one (partition, bucket), by level.
 #[derive(Debug, Clone)]
-pub struct Levels {
+pub(crate) struct Levels {
     key_types: Vec<DataType>,
     level0: Vec<DataFileMeta>,
     levels: Vec<Vec<DataFileMeta>>,
@@ -39,13 +36,13 @@ fn keys(f: &DataFileMeta, types: &[DataType]) -> Result<(Key, Key)> {
 
 /// The deepest level a file may claim. Paimon's `num-levels` defaults to 5 (compaction trigger + 1); no
 /// real table comes near this.
-pub const MAX_LEVEL: i32 = 1024;
+pub(crate) const MAX_LEVEL: i32 = 1024;
 
 impl Levels {
     /// Levels holding `files`, with `num_levels` levels (0..num_levels), or more when `files` already reach
     /// deeper: `num-levels` (and the compaction trigger it defaults from) may be lowered on a table with
     /// data, and its files keep their levels (Paimon restores the same way).
-    pub fn new(key_types: Vec<DataType>, files: Vec<DataFileMeta>, num_levels: usize) -> Result<Self> {
+    pub(crate) fn new(key_types: Vec<DataType>, files: Vec<DataFileMeta>, num_levels: usize) -> Result<Self> {
         // A level comes from a manifest: a crafted one (i32::MAX) must not size an allocation.
         if let Some(f) = files.iter().find(|f| f.level < 0 || f.level > MAX_LEVEL) {
             return Err(Error::corrupt(format!(
@@ -61,37 +58,37 @@ impl Levels {
     }
 
     /// Number of levels, level 0 included.
-    pub fn num_levels(&self) -> usize {
+    pub(crate) fn num_levels(&self) -> usize {
         self.levels.len() + 1
     }
 
     /// The deepest level.
-    pub fn max_level(&self) -> i32 {
+    pub(crate) fn max_level(&self) -> i32 {
         self.levels.len() as i32
     }
 
     /// Level-0 files, newest (largest sequence number) first.
-    pub fn level0(&self) -> &[DataFileMeta] {
+    pub(crate) fn level0(&self) -> &[DataFileMeta] {
         &self.level0
     }
 
     /// Files of level `level` (>= 1), ordered by key.
-    pub fn level(&self, level: i32) -> &[DataFileMeta] {
+    pub(crate) fn level(&self, level: i32) -> &[DataFileMeta] {
         usize::try_from(level - 1).ok().and_then(|i| self.levels.get(i)).map_or(&[], Vec::as_slice)
     }
 
     /// Every file.
-    pub fn all_files(&self) -> Vec<DataFileMeta> {
+    pub(crate) fn all_files(&self) -> Vec<DataFileMeta> {
         self.level0.iter().chain(self.levels.iter().flatten()).cloned().collect()
     }
 
     /// Largest sequence number of any file (-1 when empty).
-    pub fn max_sequence_number(&self) -> i64 {
+    pub(crate) fn max_sequence_number(&self) -> i64 {
         self.level0.iter().chain(self.levels.iter().flatten()).map(|f| f.max_sequence_number).max().unwrap_or(-1)
     }
 
     /// Sorted runs: each level-0 file, then each non-empty level.
-    pub fn sorted_runs(&self) -> Vec<LevelSortedRun> {
+    pub(crate) fn sorted_runs(&self) -> Vec<LevelSortedRun> {
         let mut runs: Vec<LevelSortedRun> =
             self.level0.iter().map(|f| LevelSortedRun { level: 0, files: vec![f.clone()] }).collect();
         for (i, files) in self.levels.iter().enumerate() {
@@ -103,7 +100,7 @@ impl Levels {
     }
 
     /// Replaces `before` by `after` (a flush adds to level 0; a compaction swaps files).
-    pub fn update(&mut self, before: &[DataFileMeta], after: Vec<DataFileMeta>) -> Result<()> {
+    pub(crate) fn update(&mut self, before: &[DataFileMeta], after: Vec<DataFileMeta>) -> Result<()> {
         let gone = |f: &DataFileMeta| before.iter().any(|b| b.file_name == f.file_name && b.level == f.level);
         self.level0.retain(|f| !gone(f));
         for l in &mut self.levels {
@@ -127,25 +124,6 @@ impl Levels {
                 l.drain(..).map(|f| Ok((keys(&f, &self.key_types)?.0, f))).collect::<Result<_>>()?;
             keyed.sort_by(|a, b| compare_rows(&a.0, &b.0));
             l.extend(keyed.into_iter().map(|(_, f)| f));
-        }
-        Ok(())
-    }
-
-    /// Checks that each level >= 1 has disjoint key ranges.
-    pub fn check_invariants(&self) -> Result<()> {
-        for (i, files) in self.levels.iter().enumerate() {
-            for pair in files.windows(2) {
-                let (_, prev_max) = keys(&pair[0], &self.key_types)?;
-                let (next_min, _) = keys(&pair[1], &self.key_types)?;
-                if compare_rows(&prev_max, &next_min) != Ordering::Less {
-                    return Err(Error::corrupt(format!(
-                        "level {}: key ranges of {} and {} overlap",
-                        i + 1,
-                        pair[0].file_name,
-                        pair[1].file_name
-                    )));
-                }
-            }
         }
         Ok(())
     }

@@ -1,21 +1,21 @@
 //! The per-bucket LSM merge tree with deletion vectors (Paimon PIP-16).
 
 mod bucket_lookup;
-pub mod compact;
+mod compact;
 mod files;
 mod increment;
-pub mod levels;
-pub mod lookup;
+mod levels;
+mod lookup;
 mod options;
-pub mod write_buffer;
+mod write_buffer;
 mod writer;
 
-pub use compact::{CompactUnit, UniversalCompaction};
-pub use increment::{CommitIncrement, CompactIncrement, DataIncrement, DvIndexBase};
-pub use levels::{LevelSortedRun, Levels};
-pub use lookup::LookupLevels;
+// One bucket's writer, and the options it takes from the table.
 pub use options::WriterOptions;
 pub use writer::MergeTreeWriter;
+
+// What a write cycle hands to the commit.
+pub use increment::{CommitIncrement, CompactIncrement, DataIncrement, DvIndexBase};
 
 /// Fixtures for the crate's unit tests.
 #[cfg(test)]

@@ -13,19 +13,16 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use strata_dv::BucketedDvMaintainer;
-use strata_format::lookup::{
-    KeyEncoder, LookupCacheOptions, LookupFile, LookupFileCache, LookupFileSpec, LookupStats, Probe,
-};
+use strata_format::lookup::{KeyEncoder, LookupCacheOptions, LookupFile, LookupFileCache, LookupFileSpec, Probe};
 use strata_format::KeyValueLayout;
-use strata_io::scratch::ScratchDir;
-use strata_io::{join, FileIO};
+use strata_io::{join, FileIO, ScratchDir};
 use strata_spec::{DataFileMeta, Error, Result};
 
 use crate::levels::Levels;
 
 /// Where a key's older copy is.
 #[derive(Debug, Clone)]
-pub struct LookupHit {
+pub(crate) struct LookupHit {
     /// The data file.
     pub file_name: String,
     /// Row position in the file.
@@ -35,7 +32,7 @@ pub struct LookupHit {
 }
 
 /// The local lookup files of one bucket's deeper levels.
-pub struct LookupLevels {
+pub(crate) struct LookupLevels {
     io: Arc<dyn FileIO>,
     layout: Arc<KeyValueLayout>,
     bucket_dir: String,
@@ -47,7 +44,7 @@ pub struct LookupLevels {
 
 impl LookupLevels {
     /// Lookups into files of `bucket_dir`; `need_values` keeps records for partial-update and aggregation.
-    pub fn new(
+    pub(crate) fn new(
         io: Arc<dyn FileIO>,
         layout: Arc<KeyValueLayout>,
         bucket_dir: String,
@@ -67,23 +64,26 @@ impl LookupLevels {
     }
 
     /// Forgets a file that left the levels (its lookup file, on disk too).
-    pub fn drop_file(&mut self, name: &str) {
+    pub(crate) fn drop_file(&mut self, name: &str) {
         self.cache.forget(name);
         self.ranges.remove(name);
     }
 
     /// Number of cached lookup files.
-    pub fn cached(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn cached(&self) -> usize {
         self.cache.len()
     }
 
     /// Bytes of lookup files in memory.
-    pub fn memory_bytes(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn memory_bytes(&self) -> u64 {
         self.cache.bytes().0
     }
 
     /// What the cache has done so far.
-    pub fn stats(&self) -> LookupStats {
+    #[cfg(test)]
+    pub(crate) fn stats(&self) -> strata_format::lookup::LookupStats {
         self.cache.stats()
     }
 
@@ -137,7 +137,7 @@ impl LookupLevels {
 
     /// The newest live copy of `key` (arrow-row bytes) at levels `start_level..`, skipping rows the bucket's
     /// deletion vectors already delete.
-    pub fn lookup(
+    pub(crate) fn lookup(
         &mut self,
         levels: &Levels,
         start_level: i32,

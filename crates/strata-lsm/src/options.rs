@@ -1,9 +1,7 @@
 //! How a bucket writer behaves, from the table's options (Paimon's `CoreOptions` as the merge tree reads them).
 
-use strata_format::merge_function::MergeConfig;
-use strata_format::FileFormat;
-use strata_spec::options::{LookupCompactMode, MergeEngine};
-use strata_spec::{Error, Result, TableSchema};
+use strata_format::{FileFormat, MergeConfig};
+use strata_spec::{Error, LookupCompactMode, MergeEngine, Result, TableSchema};
 
 use crate::compact::{ForceUpMode, UniversalCompaction};
 use crate::write_buffer::SpillSettings;
@@ -13,41 +11,41 @@ use strata_format::lookup::LookupCacheOptions;
 #[derive(Debug, Clone)]
 pub struct WriterOptions {
     /// `num-levels`.
-    pub num_levels: usize,
+    pub(crate) num_levels: usize,
     /// Universal compaction parameters.
-    pub universal: UniversalCompaction,
+    pub(crate) universal: UniversalCompaction,
     /// `deletion-vectors.enabled`.
-    pub deletion_vectors: bool,
+    pub(crate) deletion_vectors: bool,
     /// Force level 0 up after writes (deletion vectors, `changelog-producer = lookup`, first-row).
-    pub force_up_level0: bool,
+    pub(crate) force_up_level0: bool,
     /// `lookup-compact`.
-    pub force_up_mode: ForceUpMode,
+    pub(crate) force_up_mode: ForceUpMode,
     /// `write-buffer-size` in bytes.
-    pub write_buffer_size: u64,
+    pub(crate) write_buffer_size: u64,
     /// `target-file-size`.
-    pub target_file_size: u64,
+    pub(crate) target_file_size: u64,
     /// `file.format`.
-    pub format: FileFormat,
+    pub(crate) format: FileFormat,
     /// `file.compression`.
-    pub compression: String,
+    pub(crate) compression: String,
     /// `compaction.delete-ratio-threshold`.
-    pub delete_ratio_threshold: f64,
+    pub(crate) delete_ratio_threshold: f64,
     /// The schema id written into file metadata.
-    pub schema_id: i64,
+    pub(crate) schema_id: i64,
     /// The merge engine configuration.
-    pub merge: MergeConfig,
+    pub(crate) merge: MergeConfig,
     /// Rows per batch in merges.
-    pub batch_size: usize,
+    pub(crate) batch_size: usize,
     /// Spilling of a full write buffer (`write-buffer-spillable`), `None` when it flushes instead.
-    pub spill: Option<SpillSettings>,
+    pub(crate) spill: Option<SpillSettings>,
     /// Bounds of the lookup index cache.
-    pub lookup_cache: LookupCacheOptions,
+    pub(crate) lookup_cache: LookupCacheOptions,
     /// `num-sorted-run.stop-trigger`: past this many sorted runs, writes wait for compaction.
-    pub stop_trigger: usize,
+    pub(crate) stop_trigger: usize,
     /// `changelog-producer = input`: every written row also goes to changelog files.
-    pub changelog_input: bool,
+    pub(crate) changelog_input: bool,
     /// `changelog-producer = lookup`: compactions of level 0 produce the changelog.
-    pub changelog_lookup: bool,
+    pub(crate) changelog_lookup: bool,
 }
 
 impl WriterOptions {
@@ -56,9 +54,8 @@ impl WriterOptions {
         let o = schema.core_options();
         let dv = o.deletion_vectors_enabled()?;
         let engine = o.merge_engine()?;
-        let lookup = dv
-            || o.changelog_producer()? == strata_spec::options::ChangelogProducer::Lookup
-            || engine == MergeEngine::FirstRow;
+        let lookup =
+            dv || o.changelog_producer()? == strata_spec::ChangelogProducer::Lookup || engine == MergeEngine::FirstRow;
         let trigger = o.num_sorted_run_compaction_trigger()?;
         let mode = match o.lookup_compact()? {
             LookupCompactMode::Radical => ForceUpMode::Radical,
@@ -89,7 +86,7 @@ impl WriterOptions {
             delete_ratio_threshold: o.delete_ratio_threshold()?,
             schema_id: schema.id,
             merge: MergeConfig::from_schema(schema)?,
-            batch_size: o.read_batch_size()?.unwrap_or(strata_format::reader::DEFAULT_BATCH_SIZE),
+            batch_size: o.read_batch_size()?.unwrap_or(strata_format::DEFAULT_BATCH_SIZE),
             spill: if o.write_buffer_spillable()? {
                 Some(SpillSettings {
                     compression: o.spill_compression()?,
@@ -100,8 +97,8 @@ impl WriterOptions {
                 None
             },
             stop_trigger: o.num_sorted_run_stop_trigger()? as usize,
-            changelog_input: o.changelog_producer()? == strata_spec::options::ChangelogProducer::Input,
-            changelog_lookup: o.changelog_producer()? == strata_spec::options::ChangelogProducer::Lookup,
+            changelog_input: o.changelog_producer()? == strata_spec::ChangelogProducer::Input,
+            changelog_lookup: o.changelog_producer()? == strata_spec::ChangelogProducer::Lookup,
             lookup_cache: LookupCacheOptions {
                 max_memory: o.lookup_cache_max_memory_size()?,
                 max_disk: o.lookup_cache_max_disk_size()?,

@@ -15,18 +15,16 @@ use arrow_ipc::reader::FileReader;
 use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
 use arrow_ipc::CompressionType;
 use arrow_row::{RowConverter, Rows, SortField};
-use strata_format::arrow_types::to_arrow;
-use strata_format::merge::Run;
-use strata_format::KeyValueLayout;
+use strata_format::{to_arrow, KeyValueLayout, Run};
 use strata_spec::{Error, Result};
 
 /// Buffered rows of one commit cycle: in memory, plus the runs spilled so far.
-pub struct WriteBuffer {
+pub(crate) struct WriteBuffer {
     layout: Arc<KeyValueLayout>,
     batches: Vec<RecordBatch>,
     bytes: u64,
     spill: Option<SpillSettings>,
-    dir: strata_io::scratch::ScratchDir,
+    dir: strata_io::ScratchDir,
     spilled: Vec<SpilledRun>,
     spilled_bytes: u64,
     counter: u64,
@@ -34,7 +32,7 @@ pub struct WriteBuffer {
 
 /// How and how much to spill.
 #[derive(Debug, Clone)]
-pub struct SpillSettings {
+pub(crate) struct SpillSettings {
     /// `spill-compression`: `zstd`, `lz4` or `none`.
     pub compression: String,
     /// `write-buffer-spill.max-disk-size`.
@@ -50,13 +48,13 @@ struct SpilledRun {
 
 impl WriteBuffer {
     /// An empty buffer; `spill` is `None` when the buffer may not spill.
-    pub fn new(layout: Arc<KeyValueLayout>, spill: Option<SpillSettings>) -> Self {
+    pub(crate) fn new(layout: Arc<KeyValueLayout>, spill: Option<SpillSettings>) -> Self {
         WriteBuffer {
             layout,
             batches: Vec::new(),
             bytes: 0,
             spill,
-            dir: strata_io::scratch::ScratchDir::new("strata-spill-"),
+            dir: strata_io::ScratchDir::new("strata-spill-"),
             spilled: Vec::new(),
             spilled_bytes: 0,
             counter: 0,
@@ -64,34 +62,34 @@ impl WriteBuffer {
     }
 
     /// Adds rows (in the file layout, with sequence numbers).
-    pub fn push(&mut self, batch: RecordBatch) {
+    pub(crate) fn push(&mut self, batch: RecordBatch) {
         self.bytes += batch_bytes(&batch);
         self.batches.push(batch);
     }
 
     /// Bytes held in memory.
-    pub fn memory_bytes(&self) -> u64 {
+    pub(crate) fn memory_bytes(&self) -> u64 {
         self.bytes
     }
 
     /// Rows held in memory.
-    pub fn memory_rows(&self) -> usize {
+    pub(crate) fn memory_rows(&self) -> usize {
         self.batches.iter().map(RecordBatch::num_rows).sum()
     }
 
     /// Whether nothing is buffered, in memory or spilled.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.batches.is_empty() && self.spilled.is_empty()
     }
 
     /// Number of spilled runs waiting for the next flush.
-    pub fn spilled_runs(&self) -> usize {
+    pub(crate) fn spilled_runs(&self) -> usize {
         self.spilled.len()
     }
 
     /// Spills the memory part as one sorted run if spilling is allowed and within its limits; returns
     /// whether it did (if not, the caller flushes to level 0 instead).
-    pub fn try_spill(&mut self, batch_size: usize) -> Result<bool> {
+    pub(crate) fn try_spill(&mut self, batch_size: usize) -> Result<bool> {
         let Some(settings) = self.spill.clone() else { return Ok(false) };
         if self.batches.is_empty() {
             return Ok(true);
@@ -129,12 +127,13 @@ impl WriteBuffer {
     /// Everything buffered as sorted runs (spilled runs first, then memory), each ordered by key then sequence
     /// number; runs may share keys. The buffer keeps its contents until [`clear`](Self::clear), so a flush
     /// that fails can be retried.
-    pub fn runs(&self, batch_size: usize) -> Result<Vec<Run>> {
+    #[cfg(test)]
+    pub(crate) fn runs(&self, batch_size: usize) -> Result<Vec<Run>> {
         self.runs_with(self.sorted_memory(batch_size)?)
     }
 
     /// The memory part sorted by key then sequence number, in batches of `batch_size` (none when empty).
-    pub fn sorted_memory(&self, batch_size: usize) -> Result<Vec<RecordBatch>> {
+    pub(crate) fn sorted_memory(&self, batch_size: usize) -> Result<Vec<RecordBatch>> {
         if self.batches.is_empty() {
             return Ok(Vec::new());
         }
@@ -143,7 +142,7 @@ impl WriteBuffer {
 
     /// Like [`runs`](Self::runs), with the memory part already sorted by
     /// [`sorted_memory`](Self::sorted_memory) (so a caller that reads the runs twice sorts once).
-    pub fn runs_with(&self, sorted_memory: Vec<RecordBatch>) -> Result<Vec<Run>> {
+    pub(crate) fn runs_with(&self, sorted_memory: Vec<RecordBatch>) -> Result<Vec<Run>> {
         let mut runs: Vec<Run> = Vec::new();
         for run in &self.spilled {
             runs.push(Box::new(SpillReader::open(&run.path)?));
@@ -155,7 +154,7 @@ impl WriteBuffer {
     }
 
     /// Drops everything buffered (after a successful flush): memory, and the spilled files.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         for run in self.spilled.drain(..) {
             // Scratch data: a failed removal leaves a file in the temporary directory, removed with it.
             let _ = std::fs::remove_file(&run.path);
@@ -166,7 +165,7 @@ impl WriteBuffer {
     }
 
     /// Takes the most recently pushed batch back out (a write that was not accepted).
-    pub fn pop_last(&mut self) {
+    pub(crate) fn pop_last(&mut self) {
         if let Some(b) = self.batches.pop() {
             self.bytes = self.bytes.saturating_sub(batch_bytes(&b));
         }

@@ -11,12 +11,9 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array, Int8Array, RecordBatch};
 use strata_dv::BucketedDvMaintainer;
-use strata_format::bucket_read::run_reader;
-use strata_format::merge::MergeIterator;
-use strata_format::{KeyValueLayout, KvFileWriter};
+use strata_format::{run_reader, KeyValueLayout, KvFileWriter, MergeIterator};
 use strata_io::{join, FileIO};
-use strata_spec::options::MergeEngine;
-use strata_spec::{DataFileMeta, DataType, Error, FileSource, Result, TableSchema};
+use strata_spec::{DataFileMeta, DataType, Error, FileSource, MergeEngine, Result, TableSchema};
 
 use crate::bucket_lookup::BucketLookup;
 use crate::compact::job::{Applied, UnitJob};
@@ -60,7 +57,7 @@ impl MergeTreeWriter {
     pub fn new(
         io: Arc<dyn FileIO>,
         schema: &TableSchema,
-        history: Option<Arc<dyn strata_format::evolution::SchemaHistory>>,
+        history: Option<Arc<dyn strata_format::SchemaHistory>>,
         bucket: i32,
         bucket_dir: String,
         index_dir: String,
@@ -108,11 +105,6 @@ impl MergeTreeWriter {
     /// The bucket number (from the bucket directory name).
     pub fn bucket(&self) -> i32 {
         self.bucket
-    }
-
-    /// The writer's current levels.
-    pub fn levels(&self) -> &Levels {
-        &self.levels
     }
 
     /// The next sequence number to assign.

@@ -4,6 +4,12 @@
 //! [`FaultyFileIO`], a `FileIO` that fails chosen operations. Tests and the CLI's `replay` and `soak` use it.
 
 mod faulty;
-pub mod workload;
+mod workload;
 
+// A `FileIO` that fails chosen operations.
 pub use faulty::{Fault, FaultyFileIO, OpKind};
+
+// Workloads (docs/WORKLOADS.md): the script and its parts, replay against the model, shrinking.
+pub use workload::{
+    replay, replay_on, shrink, Divergence, Evolution, FaultPlan, Header, Key, Op, ReplayStats, Row, Workload,
+};

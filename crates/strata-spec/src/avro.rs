@@ -17,7 +17,7 @@ fn simple_stats(name: &str) -> String {
 }
 
 /// The schema of a manifest file (`ManifestEntry` rows, `_VERSION` 2).
-pub fn manifest_entry_schema_json() -> String {
+pub(crate) fn manifest_entry_schema_json() -> String {
     format!(
         r#"{{"type":"record","name":"record","namespace":"org.apache.paimon.avro.generated","fields":[{{"name":"_VERSION","type":"int"}},{{"name":"_KIND","type":"int"}},{{"name":"_PARTITION","type":"bytes"}},{{"name":"_BUCKET","type":"int"}},{{"name":"_TOTAL_BUCKETS","type":"int"}},{{"name":"_FILE","type":{{"type":"record","name":"record__FILE","fields":[{{"name":"_FILE_NAME","type":"string"}},{{"name":"_FILE_SIZE","type":"long"}},{{"name":"_ROW_COUNT","type":"long"}},{{"name":"_MIN_KEY","type":"bytes"}},{{"name":"_MAX_KEY","type":"bytes"}},{{"name":"_KEY_STATS","type":{ks}}},{{"name":"_VALUE_STATS","type":{vs}}},{{"name":"_MIN_SEQUENCE_NUMBER","type":"long"}},{{"name":"_MAX_SEQUENCE_NUMBER","type":"long"}},{{"name":"_SCHEMA_ID","type":"long"}},{{"name":"_LEVEL","type":"int"}},{{"name":"_EXTRA_FILES","type":{{"type":"array","items":"string"}}}},{{"name":"_CREATION_TIME","type":["null",{{"type":"long","logicalType":"timestamp-millis"}}],"default":null}},{{"name":"_DELETE_ROW_COUNT","type":["null","long"],"default":null}},{{"name":"_EMBEDDED_FILE_INDEX","type":["null","bytes"],"default":null}},{{"name":"_FILE_SOURCE","type":["null","int"],"default":null}},{{"name":"_VALUE_STATS_COLS","type":["null",{{"type":"array","items":"string"}}],"default":null}},{{"name":"_EXTERNAL_PATH","type":["null","string"],"default":null}},{{"name":"_FIRST_ROW_ID","type":["null","long"],"default":null}},{{"name":"_WRITE_COLS","type":["null",{{"type":"array","items":"string"}}],"default":null}},{{"name":"_WRITE_COLS_SEQUENCES","type":["null",{{"type":"array","items":"long"}}],"default":null}}]}}}}]}}"#,
         ks = simple_stats("record__FILE__KEY_STATS"),
@@ -26,7 +26,7 @@ pub fn manifest_entry_schema_json() -> String {
 }
 
 /// The schema of a manifest list (`ManifestFileMeta` rows, `_VERSION` 2).
-pub fn manifest_file_meta_schema_json() -> String {
+pub(crate) fn manifest_file_meta_schema_json() -> String {
     format!(
         r#"{{"type":"record","name":"record","namespace":"org.apache.paimon.avro.generated","fields":[{{"name":"_VERSION","type":"int"}},{{"name":"_FILE_NAME","type":"string"}},{{"name":"_FILE_SIZE","type":"long"}},{{"name":"_NUM_ADDED_FILES","type":"long"}},{{"name":"_NUM_DELETED_FILES","type":"long"}},{{"name":"_PARTITION_STATS","type":{ps}}},{{"name":"_SCHEMA_ID","type":"long"}},{{"name":"_MIN_BUCKET","type":["null","int"],"default":null}},{{"name":"_MAX_BUCKET","type":["null","int"],"default":null}},{{"name":"_MIN_LEVEL","type":["null","int"],"default":null}},{{"name":"_MAX_LEVEL","type":["null","int"],"default":null}},{{"name":"_MIN_ROW_ID","type":["null","long"],"default":null}},{{"name":"_MAX_ROW_ID","type":["null","long"],"default":null}}]}}"#,
         ps = simple_stats("record__PARTITION_STATS"),
@@ -34,7 +34,7 @@ pub fn manifest_file_meta_schema_json() -> String {
 }
 
 /// The schema of an index manifest (`IndexManifestEntry` rows, `_VERSION` 1).
-pub fn index_manifest_entry_schema_json() -> String {
+pub(crate) fn index_manifest_entry_schema_json() -> String {
     r#"{"type":"record","name":"record","namespace":"org.apache.paimon.avro.generated","fields":[{"name":"_VERSION","type":"int"},{"name":"_KIND","type":"int"},{"name":"_PARTITION","type":"bytes"},{"name":"_BUCKET","type":"int"},{"name":"_INDEX_TYPE","type":"string"},{"name":"_FILE_NAME","type":"string"},{"name":"_FILE_SIZE","type":"long"},{"name":"_ROW_COUNT","type":"long"},{"name":"_DELETIONS_VECTORS_RANGES","type":["null",{"type":"array","items":["null",{"type":"record","name":"record__DELETIONS_VECTORS_RANGES","fields":[{"name":"f0","type":"string"},{"name":"f1","type":"int"},{"name":"f2","type":"int"},{"name":"_CARDINALITY","type":["null","long"],"default":null}]}]}],"default":null},{"name":"_EXTERNAL_PATH","type":["null","string"],"default":null},{"name":"_GLOBAL_INDEX","type":["null",{"type":"record","name":"record__GLOBAL_INDEX","fields":[{"name":"_ROW_RANGE_START","type":"long"},{"name":"_ROW_RANGE_END","type":"long"},{"name":"_INDEX_FIELD_ID","type":"int"},{"name":"_EXTRA_FIELD_IDS","type":["null",{"type":"array","items":"int"}],"default":null},{"name":"_INDEX_META","type":["null","bytes"],"default":null},{"name":"_SOURCE_META","type":["null","bytes"],"default":null}]}],"default":null}]}"#.to_string()
 }
 
@@ -43,7 +43,7 @@ fn avro_err(context: &str, e: apache_avro::Error) -> Error {
 }
 
 /// Maps Paimon's `manifest.compression` to an Avro codec (zstd at level 1, as Paimon).
-pub fn codec_for(compression: &str) -> Result<Codec> {
+pub(crate) fn codec_for(compression: &str) -> Result<Codec> {
     match compression.to_ascii_lowercase().as_str() {
         "zstd" | "zstandard" => Ok(Codec::Zstandard(apache_avro::ZstandardSettings::new(1))),
         "snappy" => Ok(Codec::Snappy),
@@ -54,7 +54,7 @@ pub fn codec_for(compression: &str) -> Result<Codec> {
 }
 
 /// Writes `records` into an Avro container file with `schema_json` and `codec`.
-pub fn write_container(schema_json: &str, codec: Codec, records: Vec<Value>) -> Result<Vec<u8>> {
+pub(crate) fn write_container(schema_json: &str, codec: Codec, records: Vec<Value>) -> Result<Vec<u8>> {
     let schema = Schema::parse_str(schema_json).map_err(|e| Error::invalid("avro schema", e.to_string()))?;
     let mut writer = Writer::with_codec(&schema, Vec::new(), codec);
     for r in records {
@@ -68,14 +68,14 @@ pub fn write_container(schema_json: &str, codec: Codec, records: Vec<Value>) -> 
 /// count near its 512 MiB default would reserve tens of gigabytes and abort the process (found by the
 /// `manifest_decode` fuzz target). Paimon writers emit blocks of 16-64 KB and counts of at most a few
 /// thousand, so 8 MiB is far above anything real.
-pub const MAX_AVRO_ALLOCATION: usize = 8 << 20;
+pub(crate) const MAX_AVRO_ALLOCATION: usize = 8 << 20;
 
 /// Reads every record of an Avro container file.
 ///
 /// apache-avro trusts the schema in a file's header: some malformed headers (a record type named
 /// `(ecord`, say) make it panic instead of returning an error. Stored bytes are not the program's to
 /// crash on, so a panic inside the library is contained here and reported as a corrupt file.
-pub fn read_container(bytes: &[u8]) -> Result<Vec<Value>> {
+pub(crate) fn read_container(bytes: &[u8]) -> Result<Vec<Value>> {
     apache_avro::util::max_allocation_bytes(MAX_AVRO_ALLOCATION);
     crate::error::contain_panic("avro container", || {
         let reader = Reader::new(bytes).map_err(|e| avro_err("avro header", e))?;
@@ -84,7 +84,7 @@ pub fn read_container(bytes: &[u8]) -> Result<Vec<Value>> {
 }
 
 /// A decoded Avro record, looked up by field name.
-pub struct Record<'a> {
+pub(crate) struct Record<'a> {
     what: &'static str,
     fields: &'a [(String, Value)],
 }
@@ -98,7 +98,7 @@ fn unwrap_union(v: &Value) -> &Value {
 
 impl<'a> Record<'a> {
     /// Views `v` as a record of kind `what` (named in errors).
-    pub fn new(what: &'static str, v: &'a Value) -> Result<Self> {
+    pub(crate) fn new(what: &'static str, v: &'a Value) -> Result<Self> {
         match unwrap_union(v) {
             Value::Record(fields) => Ok(Record { what, fields }),
             other => Err(Error::corrupt(format!("{what}: expected a record, found {}", kind_of(other)))),
@@ -118,7 +118,7 @@ impl<'a> Record<'a> {
     }
 
     /// A nullable long (also accepts int and timestamp logical types).
-    pub fn opt_long(&self, name: &str) -> Result<Option<i64>> {
+    pub(crate) fn opt_long(&self, name: &str) -> Result<Option<i64>> {
         match self.raw(name) {
             None => Ok(None),
             Some(
@@ -130,12 +130,12 @@ impl<'a> Record<'a> {
     }
 
     /// A required long.
-    pub fn long(&self, name: &str) -> Result<i64> {
+    pub(crate) fn long(&self, name: &str) -> Result<i64> {
         self.opt_long(name)?.ok_or_else(|| self.missing(name))
     }
 
     /// A nullable int.
-    pub fn opt_int(&self, name: &str) -> Result<Option<i32>> {
+    pub(crate) fn opt_int(&self, name: &str) -> Result<Option<i32>> {
         match self.raw(name) {
             None => Ok(None),
             Some(Value::Int(v)) => Ok(Some(*v)),
@@ -147,12 +147,12 @@ impl<'a> Record<'a> {
     }
 
     /// A required int.
-    pub fn int(&self, name: &str) -> Result<i32> {
+    pub(crate) fn int(&self, name: &str) -> Result<i32> {
         self.opt_int(name)?.ok_or_else(|| self.missing(name))
     }
 
     /// A nullable string.
-    pub fn opt_string(&self, name: &str) -> Result<Option<String>> {
+    pub(crate) fn opt_string(&self, name: &str) -> Result<Option<String>> {
         match self.raw(name) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
@@ -164,12 +164,12 @@ impl<'a> Record<'a> {
     }
 
     /// A required string.
-    pub fn string(&self, name: &str) -> Result<String> {
+    pub(crate) fn string(&self, name: &str) -> Result<String> {
         self.opt_string(name)?.ok_or_else(|| self.missing(name))
     }
 
     /// Nullable bytes.
-    pub fn opt_bytes(&self, name: &str) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn opt_bytes(&self, name: &str) -> Result<Option<Vec<u8>>> {
         match self.raw(name) {
             None => Ok(None),
             Some(Value::Bytes(b) | Value::Fixed(_, b)) => Ok(Some(b.clone())),
@@ -178,12 +178,12 @@ impl<'a> Record<'a> {
     }
 
     /// Required bytes.
-    pub fn bytes(&self, name: &str) -> Result<Vec<u8>> {
+    pub(crate) fn bytes(&self, name: &str) -> Result<Vec<u8>> {
         self.opt_bytes(name)?.ok_or_else(|| self.missing(name))
     }
 
     /// A nullable array (elements unwrapped from their unions, nulls kept as `Value::Null`).
-    pub fn opt_array(&self, name: &str) -> Result<Option<Vec<&'a Value>>> {
+    pub(crate) fn opt_array(&self, name: &str) -> Result<Option<Vec<&'a Value>>> {
         match self.raw(name) {
             None => Ok(None),
             Some(Value::Array(items)) => Ok(Some(items.iter().map(unwrap_union).collect())),
@@ -192,7 +192,7 @@ impl<'a> Record<'a> {
     }
 
     /// A nullable array of strings.
-    pub fn opt_string_array(&self, name: &str) -> Result<Option<Vec<String>>> {
+    pub(crate) fn opt_string_array(&self, name: &str) -> Result<Option<Vec<String>>> {
         self.opt_array(name)?
             .map(|items| {
                 items
@@ -207,7 +207,7 @@ impl<'a> Record<'a> {
     }
 
     /// A nullable array of nullable longs.
-    pub fn opt_long_array(&self, name: &str) -> Result<Option<Vec<Option<i64>>>> {
+    pub(crate) fn opt_long_array(&self, name: &str) -> Result<Option<Vec<Option<i64>>>> {
         self.opt_array(name)?
             .map(|items| {
                 items
@@ -224,12 +224,12 @@ impl<'a> Record<'a> {
     }
 
     /// A nested record, if present and not null.
-    pub fn opt_record(&self, name: &str, what: &'static str) -> Result<Option<Record<'a>>> {
+    pub(crate) fn opt_record(&self, name: &str, what: &'static str) -> Result<Option<Record<'a>>> {
         self.raw(name).map(|v| Record::new(what, v)).transpose()
     }
 
     /// A required nested record.
-    pub fn record(&self, name: &str, what: &'static str) -> Result<Record<'a>> {
+    pub(crate) fn record(&self, name: &str, what: &'static str) -> Result<Record<'a>> {
         self.opt_record(name, what)?.ok_or_else(|| self.missing(name))
     }
 }
@@ -253,11 +253,11 @@ fn kind_of(v: &Value) -> &'static str {
 }
 
 /// Builders for the values written (nullable fields are unions: index 0 null, 1 value).
-pub mod build {
+pub(crate) mod build {
     use apache_avro::types::Value;
 
     /// A nullable field.
-    pub fn nullable(v: Option<Value>) -> Value {
+    pub(crate) fn nullable(v: Option<Value>) -> Value {
         match v {
             None => Value::Union(0, Box::new(Value::Null)),
             Some(v) => Value::Union(1, Box::new(v)),
@@ -265,12 +265,12 @@ pub mod build {
     }
 
     /// A record from (name, value) pairs.
-    pub fn record(fields: Vec<(&str, Value)>) -> Value {
+    pub(crate) fn record(fields: Vec<(&str, Value)>) -> Value {
         Value::Record(fields.into_iter().map(|(n, v)| (n.to_string(), v)).collect())
     }
 
     /// An array of strings.
-    pub fn strings(items: &[String]) -> Value {
+    pub(crate) fn strings(items: &[String]) -> Value {
         Value::Array(items.iter().map(|s| Value::String(s.clone())).collect())
     }
 }

@@ -154,7 +154,7 @@ pub fn compare_rows(a: &[Option<Datum>], b: &[Option<Datum>]) -> Ordering {
 }
 
 /// The row kind stored in a BinaryRow header byte (Paimon's `RowKind`).
-pub const ROW_KIND_INSERT: u8 = 0;
+pub(crate) const ROW_KIND_INSERT: u8 = 0;
 
 /// A row in Paimon's binary layout. `data` excludes the arity prefix used in manifests.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -462,7 +462,7 @@ impl BinaryRow {
 
 /// Paimon's `MurmurHashUtils.hashBytesByWords`: Murmur3-32 over whole 4-byte little-endian words (the
 /// length is a multiple of 4 for BinaryRows), finalised with the byte length.
-pub fn murmur_hash_bytes_by_words(data: &[u8], seed: i32) -> i32 {
+pub(crate) fn murmur_hash_bytes_by_words(data: &[u8], seed: i32) -> i32 {
     const C1: u32 = 0xcc9e_2d51;
     const C2: u32 = 0x1b87_3593;
     let mut h1 = seed as u32;

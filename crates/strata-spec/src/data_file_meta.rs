@@ -92,7 +92,7 @@ impl DataFileMeta {
     }
 
     /// The Avro record.
-    pub fn to_avro(&self) -> Value {
+    pub(crate) fn to_avro(&self) -> Value {
         build::record(vec![
             ("_FILE_NAME", Value::String(self.file_name.clone())),
             ("_FILE_SIZE", Value::Long(self.file_size)),
@@ -126,7 +126,7 @@ impl DataFileMeta {
     }
 
     /// Reads the Avro record.
-    pub fn from_avro(r: &Record<'_>) -> Result<Self> {
+    pub(crate) fn from_avro(r: &Record<'_>) -> Result<Self> {
         let meta = Self::from_avro_unchecked(r)?;
         check_file_name(&meta.file_name, "_FILE_NAME")?;
         for extra in &meta.extra_files {

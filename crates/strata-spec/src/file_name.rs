@@ -14,10 +14,10 @@
 use crate::error::{Error, Result};
 
 /// The longest file name accepted (the common file-system limit, in bytes).
-pub const MAX_FILE_NAME_BYTES: usize = 255;
+pub(crate) const MAX_FILE_NAME_BYTES: usize = 255;
 
 /// Checks that `name`, read from `field` of some metadata, is a plain file name: not empty, at most
-/// [`MAX_FILE_NAME_BYTES`], no path separator, no control character, not `.` or `..` and not hidden (Paimon
+/// 255 bytes, no path separator, no control character, not `.` or `..` and not hidden (Paimon
 /// never writes a name starting with a dot; local temporary files do).
 pub fn check_file_name(name: &str, field: &str) -> Result<()> {
     let bad = |why: &str| Err(Error::corrupt(format!("{field} {name:?} is not a plain file name: {why}")));
@@ -40,7 +40,7 @@ pub fn check_file_name(name: &str, field: &str) -> Result<()> {
 }
 
 /// Checks the optional `name` like [`check_file_name`].
-pub fn check_opt_file_name(name: Option<&str>, field: &str) -> Result<()> {
+pub(crate) fn check_opt_file_name(name: Option<&str>, field: &str) -> Result<()> {
     name.map_or(Ok(()), |n| check_file_name(n, field))
 }
 
@@ -52,7 +52,7 @@ fn strip_local_scheme(path: &str) -> &str {
 
 /// Checks that an `_EXTERNAL_PATH` has no `.` or `..` segment, no control character, and ends in a plain
 /// file name.
-pub fn check_external_path(path: &str, field: &str) -> Result<()> {
+pub(crate) fn check_external_path(path: &str, field: &str) -> Result<()> {
     let bad = |why: &str| Err(Error::corrupt(format!("{field} {path:?} is not a valid external path: {why}")));
     if path.chars().any(char::is_control) {
         return bad("it contains a control character");

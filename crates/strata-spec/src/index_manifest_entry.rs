@@ -13,7 +13,7 @@ use crate::index_file_meta::IndexFileMeta;
 use crate::manifest_entry::FileKind;
 
 /// `_VERSION` written in index manifests.
-pub const INDEX_MANIFEST_ENTRY_VERSION: i32 = 1;
+pub(crate) const INDEX_MANIFEST_ENTRY_VERSION: i32 = 1;
 
 /// One entry of an index manifest.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,7 +30,7 @@ pub struct IndexManifestEntry {
 
 impl IndexManifestEntry {
     /// The Avro record.
-    pub fn to_avro(&self) -> Value {
+    pub(crate) fn to_avro(&self) -> Value {
         let mut fields = vec![
             ("_VERSION", Value::Int(INDEX_MANIFEST_ENTRY_VERSION)),
             ("_KIND", Value::Int(self.kind.to_byte())),
@@ -42,7 +42,7 @@ impl IndexManifestEntry {
     }
 
     /// Reads the Avro record.
-    pub fn from_avro(v: &Value) -> Result<Self> {
+    pub(crate) fn from_avro(v: &Value) -> Result<Self> {
         let r = Record::new("IndexManifestEntry", v)?;
         let version = r.opt_int("_VERSION")?.unwrap_or(INDEX_MANIFEST_ENTRY_VERSION);
         if version != INDEX_MANIFEST_ENTRY_VERSION {

@@ -1,36 +1,53 @@
 //! Strata's spec layer: Paimon's on-disk objects and their codecs, with no I/O.
 //!
-//! One module per on-disk object; each names the Paimon class it matches.
+//! One module per on-disk object, each named after the Paimon class it matches; the objects are re-exported
+//! here. Three modules are namespaces of their own: [`options`] (Paimon's option keys and value parsers),
+//! [`option_rules`] (the create and alter rules for options) and [`hash_index_file`] (the dynamic-bucket hash
+//! index codec).
 
-pub mod avro;
-pub mod binary_row;
-pub mod bucket;
-pub mod data_file_meta;
-pub mod error;
-pub mod file_name;
+mod avro;
+mod binary_row;
+mod bucket;
+mod data_file_meta;
+mod error;
+mod file_name;
 pub mod hash_index_file;
-pub mod index_file_meta;
-pub mod index_manifest_entry;
-pub mod manifest_entry;
-pub mod manifest_file_meta;
+mod index_file_meta;
+mod index_manifest_entry;
+mod manifest_entry;
+mod manifest_file_meta;
 pub mod option_rules;
 pub mod options;
-pub mod schema;
-pub mod schema_change;
-pub mod snapshot;
-pub mod stats;
-pub mod types;
+mod schema;
+mod schema_change;
+mod snapshot;
+mod stats;
+mod types;
 
-pub use binary_row::{BinaryRow, Datum};
+// Errors: one error type for all of Strata, and the containment of panics at decoder boundaries.
+pub use error::{
+    catch_contained, contain_panic, panic_is_contained, panic_message, Error, ErrorKind, Result, ResultExt,
+};
+
+// Data types, rows and schemas.
+pub use binary_row::{compare_rows, BinaryRow, Datum};
+pub use schema::{parse_columns, DataField, TableSchema};
+pub use schema_change::{apply_schema_changes, options_after_renames, ColumnMove, SchemaChange};
+pub use types::{DataType, TypeRoot, MAX_LENGTH};
+
+// Table options (the keys are in `options`, the create and alter rules in `option_rules`).
+pub use option_rules::OptionPolicy;
+pub use options::{ChangelogProducer, CoreOptions, LookupCompactMode, MergeEngine};
+
+// Buckets: the fixed-bucket function and the key hash (the dynamic-bucket index file is `hash_index_file`).
+pub use bucket::{bucket_of, key_hash};
+
+// Snapshots, manifests and the metadata of data and index files.
 pub use data_file_meta::{DataFileMeta, FileSource};
-pub use error::{Error, ErrorKind, Result, ResultExt};
-pub use index_file_meta::{DeletionVectorMeta, IndexFileMeta};
+pub use file_name::{check_file_name, external_path_within};
+pub use index_file_meta::{DeletionVectorMeta, GlobalIndexMeta, IndexFileMeta, DELETION_VECTORS_INDEX, HASH_INDEX};
 pub use index_manifest_entry::IndexManifestEntry;
-pub use manifest_entry::{FileKind, ManifestEntry};
+pub use manifest_entry::{FileIdentifier, FileKind, ManifestEntry};
 pub use manifest_file_meta::ManifestFileMeta;
-pub use options::CoreOptions;
-pub use schema::{DataField, TableSchema};
-pub use schema_change::{apply_schema_changes, ColumnMove, SchemaChange};
-pub use snapshot::{CommitKind, Snapshot};
+pub use snapshot::{CommitKind, Snapshot, SNAPSHOT_VERSION};
 pub use stats::SimpleStats;
-pub use types::{DataType, TypeRoot};

@@ -11,7 +11,7 @@ use crate::data_file_meta::DataFileMeta;
 use crate::error::{Error, Result};
 
 /// `_VERSION` written in manifest files.
-pub const MANIFEST_ENTRY_VERSION: i32 = 2;
+pub(crate) const MANIFEST_ENTRY_VERSION: i32 = 2;
 
 /// ADD or DELETE (`FileKind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -82,7 +82,7 @@ impl ManifestEntry {
     }
 
     /// The Avro record.
-    pub fn to_avro(&self) -> Value {
+    pub(crate) fn to_avro(&self) -> Value {
         build::record(vec![
             ("_VERSION", Value::Int(MANIFEST_ENTRY_VERSION)),
             ("_KIND", Value::Int(self.kind.to_byte())),
@@ -94,7 +94,7 @@ impl ManifestEntry {
     }
 
     /// Reads the Avro record.
-    pub fn from_avro(v: &Value) -> Result<Self> {
+    pub(crate) fn from_avro(v: &Value) -> Result<Self> {
         let r = Record::new("ManifestEntry", v)?;
         let version = r.opt_int("_VERSION")?.unwrap_or(MANIFEST_ENTRY_VERSION);
         if version != MANIFEST_ENTRY_VERSION {

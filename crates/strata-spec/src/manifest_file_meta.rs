@@ -11,7 +11,7 @@ use crate::file_name::check_file_name;
 use crate::stats::SimpleStats;
 
 /// `_VERSION` written in manifest lists.
-pub const MANIFEST_FILE_META_VERSION: i32 = 2;
+pub(crate) const MANIFEST_FILE_META_VERSION: i32 = 2;
 
 /// One entry of a manifest list.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +44,7 @@ pub struct ManifestFileMeta {
 
 impl ManifestFileMeta {
     /// The Avro record.
-    pub fn to_avro(&self) -> Value {
+    pub(crate) fn to_avro(&self) -> Value {
         build::record(vec![
             ("_VERSION", Value::Int(MANIFEST_FILE_META_VERSION)),
             ("_FILE_NAME", Value::String(self.file_name.clone())),
@@ -63,7 +63,7 @@ impl ManifestFileMeta {
     }
 
     /// Reads the Avro record.
-    pub fn from_avro(v: &Value) -> Result<Self> {
+    pub(crate) fn from_avro(v: &Value) -> Result<Self> {
         let r = Record::new("ManifestFileMeta", v)?;
         let version = r.opt_int("_VERSION")?.unwrap_or(MANIFEST_FILE_META_VERSION);
         if version != MANIFEST_FILE_META_VERSION {

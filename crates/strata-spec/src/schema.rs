@@ -11,7 +11,7 @@ use crate::options::CoreOptions;
 use crate::types::DataType;
 
 /// The schema format version Strata writes.
-pub const SCHEMA_VERSION: i32 = 3;
+pub(crate) const SCHEMA_VERSION: i32 = 3;
 
 /// One column.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

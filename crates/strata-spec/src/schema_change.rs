@@ -40,16 +40,16 @@ use crate::schema::{DataField, TableSchema, SCHEMA_VERSION};
 use crate::types::{DataType, TypeRoot};
 
 /// Names starting with this are Paimon's key fields in data files (`SpecialFields.KEY_FIELD_PREFIX`).
-pub const KEY_FIELD_PREFIX: &str = "_KEY_";
+pub(crate) const KEY_FIELD_PREFIX: &str = "_KEY_";
 
 /// Paimon's system field names (`SpecialFields.SYSTEM_FIELD_NAMES`); no column may take them.
-pub const SYSTEM_FIELD_NAMES: &[&str] = &["_SEQUENCE_NUMBER", "_VALUE_KIND", "_LEVEL", "rowkind", "_ROW_ID"];
+pub(crate) const SYSTEM_FIELD_NAMES: &[&str] = &["_SEQUENCE_NUMBER", "_VALUE_KIND", "_LEVEL", "rowkind", "_ROW_ID"];
 
 /// Field ids from here up are Paimon's system fields (`SpecialFields.SYSTEM_FIELD_ID_START`).
-pub const SYSTEM_FIELD_ID_START: i32 = i32::MAX / 2;
+pub(crate) const SYSTEM_FIELD_ID_START: i32 = i32::MAX / 2;
 
 /// Paimon's option placing a column added without a position before the first partition column.
-pub const ADD_COLUMN_BEFORE_PARTITION: &str = "add-column-before-partition";
+pub(crate) const ADD_COLUMN_BEFORE_PARTITION: &str = "add-column-before-partition";
 
 /// Options whose value is a comma-separated list of columns.
 const COLUMN_LIST_OPTIONS: &[&str] = &[
@@ -216,7 +216,7 @@ pub fn options_after_renames(options: &BTreeMap<String, String>, changes: &[Sche
 
 /// The option keys of `options` that name `column` (as a list value, or in a `fields.<columns>.*` key or
 /// its column-group value).
-pub fn options_naming_column(options: &BTreeMap<String, String>, column: &str) -> Vec<String> {
+pub(crate) fn options_naming_column(options: &BTreeMap<String, String>, column: &str) -> Vec<String> {
     let names = |list: &str| list.split(',').any(|c| c.trim() == column);
     options
         .iter()
@@ -508,7 +508,7 @@ fn integer_digits(root: TypeRoot) -> Option<i32> {
 /// Why a column of type `from` cannot change to `to`, or `None` when it can: the change must be one of
 /// Paimon's implicit casts (`DataTypeCasts.supportsImplicitCast`, with a cast executor in `CastExecutors`)
 /// that reads every stored value back unchanged, a widening. Nullability is the caller's to check.
-pub fn type_change_refusal(from: TypeRoot, to: TypeRoot) -> Option<String> {
+pub(crate) fn type_change_refusal(from: TypeRoot, to: TypeRoot) -> Option<String> {
     use TypeRoot as T;
     if from == to {
         return None;

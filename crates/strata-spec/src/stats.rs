@@ -27,7 +27,7 @@ impl SimpleStats {
     }
 
     /// The Avro record.
-    pub fn to_avro(&self) -> Value {
+    pub(crate) fn to_avro(&self) -> Value {
         build::record(vec![
             ("_MIN_VALUES", Value::Bytes(self.min_values.serialize())),
             ("_MAX_VALUES", Value::Bytes(self.max_values.serialize())),
@@ -43,7 +43,7 @@ impl SimpleStats {
     }
 
     /// Reads the Avro record.
-    pub fn from_avro(r: &Record<'_>) -> Result<Self> {
+    pub(crate) fn from_avro(r: &Record<'_>) -> Result<Self> {
         Ok(SimpleStats {
             min_values: BinaryRow::deserialize(&r.bytes("_MIN_VALUES")?)?,
             max_values: BinaryRow::deserialize(&r.bytes("_MAX_VALUES")?)?,

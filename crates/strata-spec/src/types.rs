@@ -305,7 +305,7 @@ impl<'de> serde::Deserialize<'de> for DataType {
 }
 
 /// Total order on floats as Paimon's comparators use (`Double.compare`: -0.0 < 0.0, NaN last).
-pub fn compare_f64(a: f64, b: f64) -> Ordering {
+pub(crate) fn compare_f64(a: f64, b: f64) -> Ordering {
     a.total_cmp(&b)
 }
 

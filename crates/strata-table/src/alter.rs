@@ -7,9 +7,9 @@
 
 use std::collections::BTreeMap;
 
-use strata_spec::option_rules::{self, OptionPolicy};
-use strata_spec::schema_change::{apply_schema_changes, options_after_renames, SchemaChange};
-use strata_spec::{Error, Result, TableSchema};
+use strata_spec::{
+    apply_schema_changes, option_rules, options_after_renames, Error, OptionPolicy, Result, SchemaChange, TableSchema,
+};
 
 use crate::bucket_mode::{check_writable, WritePurpose};
 use crate::table::Table;
@@ -23,7 +23,7 @@ pub struct AlterTable {
     pub set: BTreeMap<String, String>,
     /// Options to remove.
     pub unset: Vec<String>,
-    /// Column changes, in order ([`strata_spec::schema_change`] has the rules).
+    /// Column changes, in order ([`apply_schema_changes`](strata_spec::apply_schema_changes) has the rules).
     pub columns: Vec<SchemaChange>,
     /// Run the full compaction switching `deletion-vectors.enabled` needs, instead of refusing.
     pub compact_if_needed: bool,
@@ -49,10 +49,11 @@ fn same_content(a: &TableSchema, b: &TableSchema) -> bool {
 }
 
 impl Table {
-    /// Adds, drops, renames and widens columns by Paimon's rules (see [`strata_spec::schema_change`]): one
-    /// new schema for all of `changes`, applied in order; none, and the table returned as it is, when they
-    /// change nothing. A change that breaks a rule, or leaves options invalid, is refused with the column
-    /// and the rule named and nothing written. Data files keep the schema id they were written under.
+    /// Adds, drops, renames and widens columns by Paimon's rules (see
+    /// [`apply_schema_changes`](strata_spec::apply_schema_changes)): one new schema for all of `changes`, applied in
+    /// order; none, and the table returned as it is, when they change nothing. A change that breaks a rule, or leaves
+    /// options invalid, is refused with the column and the rule named and nothing written. Data files keep the schema
+    /// id they were written under.
     pub fn alter_columns(&self, changes: &[SchemaChange]) -> Result<Table> {
         self.alter(&AlterTable::of_columns(changes))
     }

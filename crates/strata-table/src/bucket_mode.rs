@@ -12,7 +12,7 @@ use strata_spec::{Error, Result, TableSchema};
 
 /// The bucket mode of a primary-key table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BucketMode {
+pub(crate) enum BucketMode {
     /// `bucket = N`: the bucket-key hash modulo N.
     Fixed(i32),
     /// `bucket = -1` with the partition keys inside the primary key: per-partition hash indexes.
@@ -25,11 +25,11 @@ pub enum BucketMode {
 
 /// The bucket number of postponed files (Paimon's `BucketMode.POSTPONE_BUCKET`), which also names their
 /// directory `bucket-postpone` and is recorded as their `_TOTAL_BUCKETS`.
-pub const POSTPONE_BUCKET: i32 = -2;
+pub(crate) const POSTPONE_BUCKET: i32 = -2;
 
 impl BucketMode {
     /// The mode of `schema`.
-    pub fn of(schema: &TableSchema) -> Result<Self> {
+    pub(crate) fn of(schema: &TableSchema) -> Result<Self> {
         Ok(match schema.core_options().bucket()? {
             -1 if schema.partition_keys.iter().all(|k| schema.primary_keys.contains(k)) => BucketMode::Dynamic,
             -1 => BucketMode::CrossPartition,
@@ -41,7 +41,7 @@ impl BucketMode {
 
 /// What a writer is opened for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WritePurpose {
+pub(crate) enum WritePurpose {
     /// Writing rows (and compacting).
     Rows,
     /// Compacting only: postpone-bucket tables qualify too (their postponed rows move into real buckets).
@@ -50,7 +50,7 @@ pub enum WritePurpose {
 
 /// Refuses tables Strata cannot write for `purpose`, with an unsupported error saying why: `create` runs this
 /// too, so that no table is created that every write would then refuse.
-pub fn check_writable(schema: &TableSchema, purpose: WritePurpose) -> Result<()> {
+pub(crate) fn check_writable(schema: &TableSchema, purpose: WritePurpose) -> Result<()> {
     if schema.primary_keys.is_empty() {
         return Err(Error::unsupported(
             "tables without a primary key (append tables): Strata writes primary-key tables only",
@@ -84,7 +84,7 @@ pub fn check_writable(schema: &TableSchema, purpose: WritePurpose) -> Result<()>
             "index-file-in-data-file-dir = true: Strata writes index files into the table's index directory, where Paimon would not look for them",
         ));
     }
-    use strata_spec::options::ChangelogProducer;
+    use strata_spec::ChangelogProducer;
     if options.changelog_producer()? == ChangelogProducer::FullCompaction {
         // Writing without the changelog files such a table promises would silently starve its streaming
         // readers of these changes; refuse instead.

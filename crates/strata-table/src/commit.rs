@@ -19,23 +19,22 @@ use std::time::{Duration, Instant};
 
 use rand::Rng;
 use strata_io::FileIO;
-use strata_spec::binary_row::compare_rows;
-use strata_spec::snapshot::SNAPSHOT_VERSION;
+use strata_spec::{compare_rows, SNAPSHOT_VERSION};
 use strata_spec::{
     BinaryRow, CommitKind, DataFileMeta, DataType, Datum, Error, FileKind, IndexFileMeta, IndexManifestEntry,
     ManifestEntry, ManifestFileMeta, Result, Snapshot,
 };
 
-pub use crate::commit_message::{AbsorbedFiles, CommitMessage};
+use crate::commit_message::CommitMessage;
 use crate::manifest_io::{merge_into, LiveFiles, ManifestStore};
 use crate::snapshot_manager::SnapshotManager;
 
 /// What Strata writes as `writerVersion`.
-pub const WRITER_VERSION: &str = concat!("strata-", env!("CARGO_PKG_VERSION"));
+pub(crate) const WRITER_VERSION: &str = concat!("strata-", env!("CARGO_PKG_VERSION"));
 
 /// When the base manifest list names more files than this, the commit rewrites them into a compact set
 /// (Paimon's `manifest.merge-min-count`, default 30).
-pub const MANIFEST_MERGE_MIN_COUNT: usize = 30;
+pub(crate) const MANIFEST_MERGE_MIN_COUNT: usize = 30;
 
 /// A set of messages committed together under one identifier.
 #[derive(Debug, Clone, Default)]

@@ -3,8 +3,7 @@
 //! a retryable [`Error::Conflict`]; nothing has been written then.
 
 use strata_lsm::DvIndexBase;
-use strata_spec::index_file_meta::{DELETION_VECTORS_INDEX, HASH_INDEX};
-use strata_spec::{BinaryRow, Error, IndexManifestEntry, Result};
+use strata_spec::{BinaryRow, Error, IndexManifestEntry, Result, DELETION_VECTORS_INDEX, HASH_INDEX};
 
 use crate::commit_message::{CommitMessage, HashIndexListing};
 use crate::manifest_io::LiveFiles;

@@ -8,7 +8,7 @@ use strata_lsm::CommitIncrement;
 use strata_spec::{BinaryRow, DataFileMeta, IndexFileMeta};
 
 /// A partition's hash index files: (bucket, file name), by bucket.
-pub type HashIndexListing = Vec<(i32, String)>;
+pub(crate) type HashIndexListing = Vec<(i32, String)>;
 
 /// The changes one writer made to one (partition, bucket).
 #[derive(Debug, Clone, Default)]

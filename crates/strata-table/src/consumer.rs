@@ -18,13 +18,13 @@ use strata_spec::{Error, Result};
 use crate::table::Table;
 
 /// Prefix of consumer file names (`consumer-<id>`).
-pub const CONSUMER_PREFIX: &str = "consumer-";
+pub(crate) const CONSUMER_PREFIX: &str = "consumer-";
 
 /// Paimon's option: consumers not updated within this long are expired.
-pub const EXPIRATION_TIME_OPTION: &str = "consumer.expiration-time";
+pub(crate) const EXPIRATION_TIME_OPTION: &str = "consumer.expiration-time";
 
 /// Paimon's option: a starting reader ignores its consumer's recorded progress (and records anew).
-pub const IGNORE_PROGRESS_OPTION: &str = "consumer.ignore-progress";
+pub(crate) const IGNORE_PROGRESS_OPTION: &str = "consumer.ignore-progress";
 
 /// The longest consumer id Strata accepts (the file name adds the prefix).
 const MAX_ID_BYTES: usize = 200;
@@ -62,7 +62,7 @@ impl Consumer {
 /// Checks a consumer id given by a user: it becomes part of a file name in the table directory, so it must
 /// not be able to name anything else. Refused: empty ids, ids longer than 200 bytes, path separators (`/`,
 /// `\`), `..`, a leading `.`, control characters, and a `.tmp` ending (Strata's temporary files end so).
-pub fn check_consumer_id(id: &str) -> Result<()> {
+pub(crate) fn check_consumer_id(id: &str) -> Result<()> {
     let bad = |why: &str| Err(Error::invalid(format!("consumer id {id:?}"), why.to_string()));
     if id.is_empty() {
         return bad("it is empty");
@@ -85,7 +85,7 @@ pub fn check_consumer_id(id: &str) -> Result<()> {
     if id.ends_with(".tmp") {
         return bad("it ends with '.tmp', which names temporary files");
     }
-    strata_spec::file_name::check_file_name(&format!("{CONSUMER_PREFIX}{id}"), "consumer file")
+    strata_spec::check_file_name(&format!("{CONSUMER_PREFIX}{id}"), "consumer file")
         .map_err(|e| Error::invalid(format!("consumer id {id:?}"), e.to_string()))
 }
 
@@ -212,7 +212,7 @@ fn is_temporary(id: &str) -> bool {
 }
 
 /// `consumer.expiration-time` of `table`, if set.
-pub fn expiration_time(table: &Table) -> Result<Option<Duration>> {
+pub(crate) fn expiration_time(table: &Table) -> Result<Option<Duration>> {
     table
         .options()
         .get(EXPIRATION_TIME_OPTION)
@@ -224,7 +224,7 @@ pub fn expiration_time(table: &Table) -> Result<Option<Duration>> {
 }
 
 /// `consumer.ignore-progress` of `table` (default false).
-pub fn ignore_progress(table: &Table) -> Result<bool> {
+pub(crate) fn ignore_progress(table: &Table) -> Result<bool> {
     match table.options().get(IGNORE_PROGRESS_OPTION).map(|v| v.trim().to_ascii_lowercase()) {
         None => Ok(false),
         Some(v) if v == "true" => Ok(true),
@@ -237,7 +237,7 @@ pub fn ignore_progress(table: &Table) -> Result<bool> {
 /// kept. With `consumer.expiration-time`, consumers not written within it (as of `now`, epoch millis) do not
 /// count, and unless `dry_run` they are deleted, as Paimon expires consumers before snapshots so that a
 /// forgotten reader does not hold the table's history forever.
-pub fn min_consumer_next_snapshot(table: &Table, now: i64, dry_run: bool) -> Result<Option<i64>> {
+pub(crate) fn min_consumer_next_snapshot(table: &Table, now: i64, dry_run: bool) -> Result<Option<i64>> {
     let consumers = ConsumerManager::of(table);
     let alive_since =
         expiration_time(table)?.map(|d| now.saturating_sub(i64::try_from(d.as_millis()).unwrap_or(i64::MAX)));

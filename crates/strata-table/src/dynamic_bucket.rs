@@ -21,9 +21,9 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use rand::seq::IndexedRandom;
-use strata_spec::hash_index_file;
-use strata_spec::index_file_meta::HASH_INDEX;
-use strata_spec::{BinaryRow, CoreOptions, Error, IndexFileMeta, IndexManifestEntry, Result};
+use strata_spec::{
+    hash_index_file, BinaryRow, CoreOptions, Error, IndexFileMeta, IndexManifestEntry, Result, HASH_INDEX,
+};
 
 use crate::commit_message::HashIndexListing;
 use crate::table::Table;
@@ -32,7 +32,7 @@ use crate::table::Table;
 const MAX_BUCKET_ID: i32 = i16::MAX as i32 - 1;
 
 /// `BucketAssigner.computeAssigner(partitionHash, keyHash, k, k)`: which of k assigners takes a new key.
-pub fn assigner_of(partition_hash: i32, key_hash: i32, assigners: i32) -> i32 {
+pub(crate) fn assigner_of(partition_hash: i32, key_hash: i32, assigners: i32) -> i32 {
     let start = (partition_hash % assigners).abs();
     let id = (key_hash % assigners).abs();
     (start + id) % assigners

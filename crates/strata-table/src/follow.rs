@@ -24,9 +24,7 @@ use std::time::{Duration, Instant};
 
 use arrow_array::RecordBatch;
 use strata_format::RowKind;
-use strata_spec::options::ChangelogProducer;
-use strata_spec::snapshot::CommitKind;
-use strata_spec::{Error, ErrorKind, Result};
+use strata_spec::{ChangelogProducer, CommitKind, Error, ErrorKind, Result};
 
 use crate::consumer::{Consumer, ConsumerManager};
 use crate::incremental::{expired_instead, ChangeReader, ChangeSource, IncrementalMode};

@@ -30,11 +30,11 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int8Type;
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
-use strata_format::bucket_read::open_data_file_pruned;
-use strata_format::predicate::{Predicate, TypedPredicate};
+use strata_format::open_data_file_pruned;
 use strata_format::{KeyValueLayout, RowKind};
+use strata_format::{Predicate, TypedPredicate};
 use strata_spec::options::ChangelogProducer;
-use strata_spec::snapshot::CommitKind;
+use strata_spec::CommitKind;
 use strata_spec::{DataType, Error, ErrorKind, FileKind, ManifestEntry, Result, Snapshot};
 
 use crate::read::ReadBuilder;
@@ -42,10 +42,10 @@ use crate::read::ScanResult;
 use crate::table::Table;
 
 /// The leading column of incremental and streaming reads: the row's kind as Paimon's short string.
-pub const ROW_KIND_COLUMN: &str = "rowkind";
+pub(crate) const ROW_KIND_COLUMN: &str = "rowkind";
 
 /// Paimon's option choosing what an incremental read returns.
-pub const SCAN_MODE_OPTION: &str = "incremental-between-scan-mode";
+pub(crate) const SCAN_MODE_OPTION: &str = "incremental-between-scan-mode";
 
 /// What an incremental read returns (Paimon's `IncrementalBetweenScanMode`, without `diff`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -199,7 +199,7 @@ impl IncrementalRead {
 /// Checks an incremental range `(start, end]` as Paimon does: `start <= end`, `end` at most the latest
 /// snapshot, and `start` at least the earliest snapshot minus one (the range starts after `start`, so that
 /// one may be gone); an earlier start is a [`Error::SnapshotExpired`] naming the first missing snapshot.
-pub fn check_range(table: &Table, start: i64, end: i64) -> Result<()> {
+pub(crate) fn check_range(table: &Table, start: i64, end: i64) -> Result<()> {
     let what = || format!("snapshot range ({start}, {end}]");
     if start < 0 {
         return Err(Error::invalid(what(), "the start is negative (0 reads from the first snapshot)"));
@@ -374,7 +374,7 @@ impl ChangeReader {
     fn read_file(&self, path: &str, e: &ManifestEntry) -> Result<Vec<RecordBatch>> {
         let file = self.layout.file_ref(path.to_string(), e.file.clone(), None)?;
         let mut cols = self.read_cols.clone();
-        cols.push((strata_format::kv::VALUE_KIND.to_string(), DataType::not_null(strata_spec::TypeRoot::TinyInt)));
+        cols.push((strata_format::VALUE_KIND.to_string(), DataType::not_null(strata_spec::TypeRoot::TinyInt)));
         let prune: Option<TypedPredicate> = self.prune.as_ref().map(|p| {
             let types = self.rb.table().schema().fields.iter().map(|f| (f.name.clone(), f.data_type)).collect();
             Arc::new((p.clone(), types))
@@ -450,7 +450,7 @@ impl ChangeReader {
 }
 
 /// Paimon's short string of a row kind.
-pub fn row_kind_name(kind: RowKind) -> &'static str {
+pub(crate) fn row_kind_name(kind: RowKind) -> &'static str {
     match kind {
         RowKind::Insert => "+I",
         RowKind::UpdateBefore => "-U",
@@ -498,7 +498,7 @@ mod tests {
     #[test]
     fn retraction_filter_keeps_only_key_conditions() {
         let keys = vec!["id".to_string(), "p".to_string()];
-        let id = Predicate::cmp("id", strata_format::predicate::CmpOp::Gt, Datum::BigInt(3));
+        let id = Predicate::cmp("id", strata_format::CmpOp::Gt, Datum::BigInt(3));
         let v = Predicate::eq("v", Datum::BigInt(1));
         let p = Predicate::eq("p", Datum::String("a".into()));
         assert_eq!(on_columns(&Predicate::And(vec![id.clone(), v.clone()]), &keys), Some(id.clone()));

@@ -9,7 +9,7 @@ use strata_spec::{BinaryRow, DataField, Datum, Result, Snapshot};
 use crate::table::Table;
 
 /// A JSON value for a datum (numbers stay numbers; bytes become hex strings).
-pub fn datum_to_json(d: &Option<Datum>, field: &DataField) -> Value {
+pub(crate) fn datum_to_json(d: &Option<Datum>, field: &DataField) -> Value {
     match d {
         None => Value::Null,
         Some(Datum::Boolean(v)) => json!(v),
@@ -110,7 +110,7 @@ pub fn inspect(table: &Table, snapshot_id: Option<i64>) -> Result<Value> {
         }
         for ie in table.index_files(s)? {
             let report = bucket_of(&mut buckets, &partition_fields, &ie.partition, ie.bucket)?;
-            if ie.index_file.index_type == strata_spec::index_file_meta::HASH_INDEX {
+            if ie.index_file.index_type == strata_spec::HASH_INDEX {
                 report.hash_index = Some(json!({
                     "fileName": ie.index_file.file_name,
                     "fileSize": ie.index_file.file_size,

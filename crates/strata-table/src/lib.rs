@@ -1,48 +1,67 @@
 //! Strata tables: the filesystem catalog, schema and snapshot management, manifest I/O and the atomic
 //! commit.
 
-pub mod alter;
-pub mod bucket_mode;
-pub mod catalog;
-pub mod commit;
+mod alter;
+mod bucket_mode;
+mod catalog;
+mod commit;
 mod commit_check;
-pub mod commit_message;
-pub mod consumer;
-pub mod dynamic_bucket;
-pub mod follow;
-pub mod incremental;
-pub mod inspect;
-pub mod maintenance;
-pub mod manifest_io;
-pub mod paths;
+mod commit_message;
+mod consumer;
+mod dynamic_bucket;
+mod follow;
+mod incremental;
+mod inspect;
+mod maintenance;
+mod manifest_io;
+mod paths;
 mod point_read;
-pub(crate) mod postpone;
-pub mod query;
-pub mod read;
+mod postpone;
+mod query;
+mod read;
 mod references;
-pub mod rollback;
-pub mod scan;
-pub mod schema_manager;
-pub mod snapshot_manager;
-pub mod table;
-pub mod table_writer;
-pub mod tag;
-pub mod time_travel;
-pub mod write;
+mod rollback;
+mod scan;
+mod schema_manager;
+mod snapshot_manager;
+mod table;
+mod table_writer;
+mod tag;
+mod time_travel;
+mod write;
 
+// Catalog and tables: creating, opening and altering tables, and the managers of their files.
 pub use alter::AlterTable;
 pub use catalog::FileSystemCatalog;
-pub use commit::{CommitMessage, CommitOutcome, Committable, FileStoreCommit, Landed, RetryPolicy};
-pub use consumer::{Consumer, ConsumerManager};
-pub use follow::{FollowOptions, StartFrom, StreamScan};
-pub use incremental::{IncrementalMode, IncrementalRead};
+pub use inspect::inspect;
 pub use manifest_io::ManifestStore;
-pub use point_read::get;
-pub use read::{BatchStream, Plan, ReadBuilder, ScanResult};
+pub use paths::PathFactory;
 pub use schema_manager::SchemaManager;
 pub use snapshot_manager::SnapshotManager;
-pub use table::{OptionPolicy, Table};
+pub use table::{DeletionFile, OptionPolicy, Table};
+
+// Writing: table writers, the commit messages they hand over, and the atomic commit.
+pub use commit::{now_millis, CommitOutcome, Committable, FileStoreCommit, Landed, RetryPolicy};
+pub use commit_message::{AbsorbedFiles, CommitMessage};
 pub use table_writer::{compaction_increments, uncommitted_messages, TableWriter};
-pub use tag::{Tag, TagManager};
-pub use time_travel::TimeTravel;
 pub use write::TableWrite;
+
+// Reading: planning and reading splits, point lookups, time travel.
+pub use point_read::get;
+pub use query::TableQuery;
+pub use read::{BatchStream, DataSplit, Plan, ReadBuilder, ScanResult};
+pub use scan::{scan, ScanOptions};
+pub use time_travel::{
+    format_millis, parse_timestamp_millis, read_builder, snapshot_at_or_before, TimeTravel, SCAN_TAG_NAME,
+    SCAN_TIMESTAMP_MILLIS,
+};
+
+// Incremental and streaming reads, and the readers' recorded progress.
+pub use consumer::{Consumer, ConsumerManager, ListedConsumer};
+pub use follow::{FollowOptions, FollowedSnapshot, StartFrom, StreamScan};
+pub use incremental::{ChangeReader, ChangeSource, IncrementalMode, IncrementalPlan, IncrementalRead, SnapshotChanges};
+
+// Maintenance: snapshot expiration, orphan files, tags and rollback.
+pub use maintenance::{expire_snapshots, parse_older_than, remove_orphan_files, ExpireOptions, MaintenanceReport};
+pub use rollback::{rollback, RollbackReport, RollbackTarget};
+pub use tag::{create_tag, delete_tag, Tag, TagDeletion, TagManager};

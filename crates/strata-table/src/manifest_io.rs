@@ -5,8 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use strata_io::FileIO;
-use strata_spec::binary_row::compare_rows;
-use strata_spec::manifest_entry::FileIdentifier;
+use strata_spec::{compare_rows, FileIdentifier};
 use strata_spec::{
     BinaryRow, DataType, FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta, Result, ResultExt, SimpleStats,
     Snapshot,
@@ -26,7 +25,7 @@ pub struct ManifestStore {
 }
 
 /// The live files of a snapshot, keyed so that ADD and DELETE entries cancel.
-pub type LiveFiles = BTreeMap<FileIdentifier, ManifestEntry>;
+pub(crate) type LiveFiles = BTreeMap<FileIdentifier, ManifestEntry>;
 
 impl ManifestStore {
     /// A store writing with `compression`, rolling manifests at `target_file_size`.
@@ -191,7 +190,7 @@ impl ManifestStore {
 }
 
 /// Applies entries in order: ADD inserts a file, DELETE removes an earlier ADD of it.
-pub fn merge_into(live: &mut LiveFiles, entries: Vec<ManifestEntry>) {
+pub(crate) fn merge_into(live: &mut LiveFiles, entries: Vec<ManifestEntry>) {
     for e in entries {
         let id = e.identifier();
         match e.kind {
@@ -206,7 +205,7 @@ pub fn merge_into(live: &mut LiveFiles, entries: Vec<ManifestEntry>) {
 }
 
 /// Min/max/null counts of the partitions in `entries` (Paimon's `_PARTITION_STATS`).
-pub fn partition_stats(entries: &[ManifestEntry], types: &[DataType]) -> Result<SimpleStats> {
+pub(crate) fn partition_stats(entries: &[ManifestEntry], types: &[DataType]) -> Result<SimpleStats> {
     if types.is_empty() {
         return Ok(SimpleStats::empty());
     }

@@ -110,7 +110,7 @@ impl PathFactory {
 }
 
 /// Escapes a partition value for a path, as Paimon's `PartitionPathUtils.escapePathName`.
-pub fn escape_path_name(s: &str) -> String {
+pub(crate) fn escape_path_name(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         let needs = c.is_ascii_control()
@@ -128,7 +128,7 @@ pub fn escape_path_name(s: &str) -> String {
 }
 
 /// `k1=v1/k2=v2` for a partition row (null and empty values become `default_name`).
-pub fn partition_path(partition: &BinaryRow, fields: &[DataField], default_name: &str) -> Result<String> {
+pub(crate) fn partition_path(partition: &BinaryRow, fields: &[DataField], default_name: &str) -> Result<String> {
     let types: Vec<_> = fields.iter().map(|f| f.data_type).collect();
     let values = partition.to_datums(&types)?;
     let mut parts = Vec::with_capacity(fields.len());

@@ -3,14 +3,11 @@
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
-use strata_format::bucket_read::{file_columns, open_data_file_ranged, read_positions};
-use strata_format::merge::{MergeIterator, Run};
-use strata_format::merge_function::MergeConfig;
-use strata_format::predicate::{CmpOp, Predicate, TypedPredicate};
-use strata_format::reader::DEFAULT_BATCH_SIZE;
-use strata_format::KeyValueLayout;
-use strata_spec::bucket::bucket_of;
-use strata_spec::{BinaryRow, DataType, Datum, Error, Result};
+use strata_format::{
+    file_columns, open_data_file_ranged, read_positions, CmpOp, KeyValueLayout, MergeConfig, MergeIterator, Predicate,
+    Run, TypedPredicate, DEFAULT_BATCH_SIZE,
+};
+use strata_spec::{bucket_of, BinaryRow, DataType, Datum, Error, Result};
 
 use crate::read::ReadBuilder;
 use crate::table::Table;
@@ -110,7 +107,7 @@ pub fn get(table: &Table, key: &[Option<Datum>], snapshot: Option<i64>) -> Resul
         let e = e.clone();
         let min = e.file.min_key.to_datums(&key_types)?;
         let max = e.file.max_key.to_datums(&key_types)?;
-        use strata_spec::binary_row::compare_rows;
+        use strata_spec::compare_rows;
         if compare_rows(&want, &min).is_lt() || compare_rows(&want, &max).is_gt() {
             continue;
         }
@@ -127,10 +124,8 @@ pub fn get(table: &Table, key: &[Option<Datum>], snapshot: Option<i64>) -> Resul
             .iter()
             .zip(&want)
             .map(|(k, v)| match v {
-                Some(v) => {
-                    Predicate::cmp(&format!("{}{}", strata_format::kv::KEY_PREFIX, k.name), CmpOp::Eq, v.clone())
-                }
-                None => Predicate::IsNull(format!("{}{}", strata_format::kv::KEY_PREFIX, k.name)),
+                Some(v) => Predicate::cmp(&format!("{}{}", strata_format::KEY_PREFIX, k.name), CmpOp::Eq, v.clone()),
+                None => Predicate::IsNull(format!("{}{}", strata_format::KEY_PREFIX, k.name)),
             })
             .collect(),
     );

@@ -17,8 +17,7 @@ use std::collections::{HashMap, HashSet};
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int8Type;
 use arrow_array::RecordBatch;
-use strata_format::bucket_read::open_data_file;
-use strata_format::kv::{SEQUENCE_NUMBER, VALUE_KIND};
+use strata_format::{open_data_file, SEQUENCE_NUMBER, VALUE_KIND};
 use strata_spec::{CoreOptions, DataType, Error, FileKind, ManifestEntry, Result, Snapshot, TypeRoot};
 
 use crate::bucket_mode::POSTPONE_BUCKET;
@@ -165,7 +164,7 @@ pub(crate) fn read_postponed(
 /// readers follow), so an APPEND snapshot of them again would hand them to incremental readers twice. Files the
 /// moved rows were flushed to become compaction outputs; those the same compaction already replaced are
 /// nobody's and are removed (best effort: an orphan at worst).
-pub(crate) fn as_compaction(table: &Table, m: &mut crate::commit::CommitMessage) {
+pub(crate) fn as_compaction(table: &Table, m: &mut crate::commit_message::CommitMessage) {
     let inc = &mut m.increment;
     if m.bucket < 0 || inc.data.new_files.is_empty() && inc.data.changelog_files.is_empty() {
         return;
@@ -242,8 +241,12 @@ mod tests {
         for (i, (name, created)) in [("c", 5000), ("b", 5000), ("a", 1000)].into_iter().enumerate() {
             let e = named(POSTPONE_BUCKET, POSTPONE_BUCKET, 1, 1, name, Some(created));
             let data = strata_lsm::DataIncrement { new_files: vec![e.file], ..Default::default() };
-            let message =
-                crate::commit::CommitMessage::new(BinaryRow::empty(), POSTPONE_BUCKET, POSTPONE_BUCKET, data.into());
+            let message = crate::commit_message::CommitMessage::new(
+                BinaryRow::empty(),
+                POSTPONE_BUCKET,
+                POSTPONE_BUCKET,
+                data.into(),
+            );
             let c =
                 crate::commit::Committable { identifier: i as i64 + 1, messages: vec![message], ..Default::default() };
             table.new_commit("u").unwrap().commit(&c).unwrap();

@@ -31,9 +31,8 @@ use strata_dv::DeletionVector;
 use strata_format::lookup::{
     KeyEncoder, LookupCacheOptions, LookupFile, LookupFileCache, LookupFileSpec, LookupStats, Probe,
 };
-use strata_format::merge::Run;
-use strata_format::KeyValueLayout;
-use strata_io::scratch::ScratchDir;
+use strata_format::{KeyValueLayout, Run};
+use strata_io::ScratchDir;
 use strata_spec::{DataFileMeta, Datum, Error, Result, Snapshot};
 
 use crate::point_read::{in_bucket, merge_copies, route_key, RoutedKey};

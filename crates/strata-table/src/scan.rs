@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use strata_spec::Result;
 
-pub use crate::read::ScanResult;
+pub(crate) use crate::read::ScanResult;
 use crate::table::Table;
 use crate::time_travel::SCAN_SNAPSHOT_ID;
 
@@ -21,7 +21,7 @@ pub struct ScanOptions {
     /// Rows per batch.
     pub batch_size: Option<usize>,
     /// The read's own options over the table's (Paimon's dynamic options): `scan.tag-name`,
-    /// `scan.timestamp-millis` and the other time-travel keys of [`crate::time_travel`].
+    /// `scan.timestamp-millis` and the other time-travel keys of [`TimeTravel`](crate::TimeTravel).
     pub options: BTreeMap<String, String>,
 }
 

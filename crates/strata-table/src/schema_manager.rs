@@ -70,19 +70,19 @@ impl SchemaManager {
 
 /// A table's schemas by id, each read once: what reads of files written under older schemas map through.
 #[derive(Debug)]
-pub struct SchemaHistoryCache {
+pub(crate) struct SchemaHistoryCache {
     schemas: SchemaManager,
     by_id: parking_lot::Mutex<std::collections::HashMap<i64, Arc<TableSchema>>>,
 }
 
 impl SchemaHistoryCache {
     /// The history of the table `schemas` manages.
-    pub fn new(schemas: SchemaManager) -> Self {
+    pub(crate) fn new(schemas: SchemaManager) -> Self {
         SchemaHistoryCache { schemas, by_id: Default::default() }
     }
 }
 
-impl strata_format::evolution::SchemaHistory for SchemaHistoryCache {
+impl strata_format::SchemaHistory for SchemaHistoryCache {
     fn schema(&self, id: i64) -> Result<Arc<TableSchema>> {
         if let Some(s) = self.by_id.lock().get(&id) {
             return Ok(s.clone());

@@ -5,10 +5,8 @@ use std::sync::Arc;
 
 use strata_dv::BucketedDvMaintainer;
 use strata_io::{join, FileIO};
-use strata_spec::file_name::external_path_within;
-use strata_spec::index_file_meta::DELETION_VECTORS_INDEX;
-use strata_spec::option_rules;
-pub use strata_spec::option_rules::OptionPolicy;
+pub use strata_spec::OptionPolicy;
+use strata_spec::{external_path_within, option_rules, DELETION_VECTORS_INDEX};
 use strata_spec::{
     BinaryRow, DataType, DeletionVectorMeta, Error, IndexFileMeta, IndexManifestEntry, ManifestEntry, Result, Snapshot,
     TableSchema,
@@ -17,7 +15,7 @@ use strata_spec::{
 use crate::commit::{FileStoreCommit, RetryPolicy};
 
 /// Paimon's option naming the roots under which data files may live outside the table.
-pub const EXTERNAL_PATHS_OPTION: &str = "data-file.external-paths";
+pub(crate) const EXTERNAL_PATHS_OPTION: &str = "data-file.external-paths";
 use crate::manifest_io::ManifestStore;
 use crate::paths::{partition_path, PathFactory};
 use crate::schema_manager::{SchemaHistoryCache, SchemaManager};
@@ -152,7 +150,7 @@ impl Table {
     }
 
     /// The table's schema history (every schema its files were written with).
-    pub fn schema_history(&self) -> Arc<dyn strata_format::evolution::SchemaHistory> {
+    pub fn schema_history(&self) -> Arc<dyn strata_format::SchemaHistory> {
         self.history.clone()
     }
 
@@ -176,7 +174,7 @@ impl Table {
         if id == self.schema.id {
             return Ok(self.clone());
         }
-        let schema = strata_format::evolution::SchemaHistory::schema(self.history.as_ref(), id)?;
+        let schema = strata_format::SchemaHistory::schema(self.history.as_ref(), id)?;
         schema.validate().map_err(|e| e.in_file(&self.schemas.schema_path(id)))?;
         Ok(Table {
             schema: (*schema).clone(),

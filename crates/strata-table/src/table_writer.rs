@@ -92,7 +92,7 @@ impl TableWriter {
         let mut cols = Vec::with_capacity(schema.fields.len());
         for (i, f) in schema.fields.iter().enumerate() {
             let values: Vec<Option<strata_spec::Datum>> = self.rows.iter().map(|r| r[i].clone()).collect();
-            cols.push(strata_format::arrow_types::array_of(&f.data_type, &values)?);
+            cols.push(strata_format::array_of(&f.data_type, &values)?);
         }
         let batch = RecordBatch::try_new(self.write.value_schema().clone(), cols)
             .map_err(|e| Error::invalid("rows", e.to_string()))?;

@@ -26,9 +26,9 @@ use crate::references::{delete_files, references, References};
 use crate::table::Table;
 
 /// The tag directory, under the table directory.
-pub const TAG_DIR: &str = "tag";
+pub(crate) const TAG_DIR: &str = "tag";
 /// Tag files are named `tag-<name>`.
-pub const TAG_PREFIX: &str = "tag-";
+pub(crate) const TAG_PREFIX: &str = "tag-";
 const CREATE_TIME: &str = "tagCreateTime";
 const TIME_RETAINED: &str = "tagTimeRetained";
 /// `tag-<name>` must fit the usual 255-byte limit of a file name.
@@ -132,7 +132,7 @@ fn name_error(name: &str, why: &str) -> Error {
 
 /// Checks a tag name given to look a tag up or delete it: not blank (Paimon's rule), and a plain file-name
 /// part, so that `tag/tag-<name>` never leaves the tag directory whatever the caller passes.
-pub fn check_tag_name(name: &str) -> Result<()> {
+pub(crate) fn check_tag_name(name: &str) -> Result<()> {
     if name.trim().is_empty() {
         return Err(name_error(name, "it is blank"));
     }
@@ -154,7 +154,7 @@ pub fn check_tag_name(name: &str) -> Result<()> {
 /// Checks the name of a new tag: [`check_tag_name`], and no surrounding blanks, no `..`, no leading `.`, and
 /// not the form of a temporary file (`<name>.<uuid>.tmp`, which listings skip). Paimon only refuses blank
 /// names; purely numeric names are allowed, as Paimon's dated auto-tags (`20240101`) are.
-pub fn check_new_tag_name(name: &str) -> Result<()> {
+pub(crate) fn check_new_tag_name(name: &str) -> Result<()> {
     check_tag_name(name)?;
     if name.trim() != name {
         return Err(name_error(name, "it starts or ends with a blank"));
@@ -191,7 +191,7 @@ impl TagManager {
         &self.dir
     }
 
-    /// Path of `tag-<name>`, for a name that passes [`check_tag_name`].
+    /// Path of `tag-<name>`, for a name that is not blank and a plain file-name part.
     pub fn tag_path(&self, name: &str) -> Result<String> {
         check_tag_name(name)?;
         Ok(join(&self.dir, &format!("{TAG_PREFIX}{name}")))
@@ -278,7 +278,7 @@ impl Table {
 }
 
 /// The snapshots the table's tags pin: what they reference must outlive the snapshots' expiration.
-pub fn tagged_snapshots(table: &Table) -> Result<Vec<Snapshot>> {
+pub(crate) fn tagged_snapshots(table: &Table) -> Result<Vec<Snapshot>> {
     Ok(table.tag_manager().list()?.into_iter().map(|t| t.snapshot).collect())
 }
 

@@ -17,17 +17,17 @@ use crate::read::ReadBuilder;
 use crate::table::Table;
 
 /// `scan.snapshot-id`
-pub const SCAN_SNAPSHOT_ID: &str = "scan.snapshot-id";
+pub(crate) const SCAN_SNAPSHOT_ID: &str = "scan.snapshot-id";
 /// `scan.tag-name`
 pub const SCAN_TAG_NAME: &str = "scan.tag-name";
 /// `scan.timestamp-millis`
 pub const SCAN_TIMESTAMP_MILLIS: &str = "scan.timestamp-millis";
 /// `scan.timestamp` (a date and time; the local time zone unless it names an offset)
-pub const SCAN_TIMESTAMP: &str = "scan.timestamp";
+pub(crate) const SCAN_TIMESTAMP: &str = "scan.timestamp";
 /// `scan.version`: a tag name, else a snapshot id
-pub const SCAN_VERSION: &str = "scan.version";
+pub(crate) const SCAN_VERSION: &str = "scan.version";
 /// `scan.watermark` (not supported: a read must not silently ignore it)
-pub const SCAN_WATERMARK: &str = "scan.watermark";
+pub(crate) const SCAN_WATERMARK: &str = "scan.watermark";
 
 const SCAN_KEYS: [&str; 6] =
     [SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_TIMESTAMP, SCAN_VERSION, SCAN_WATERMARK];

@@ -7,15 +7,15 @@
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use strata_format::arrow_types::{datum_at, normalize};
-use strata_format::RowKind;
+use strata_format::{datum_at, normalize, RowKind};
 use strata_lsm::MergeTreeWriter;
-use strata_spec::bucket::{bucket_of, key_hash};
-use strata_spec::index_file_meta::HASH_INDEX;
-use strata_spec::{BinaryRow, DataType, Datum, Error, IndexManifestEntry, ManifestEntry, Result, Snapshot};
+use strata_spec::{
+    bucket_of, key_hash, BinaryRow, DataType, Datum, Error, IndexManifestEntry, ManifestEntry, Result, Snapshot,
+    HASH_INDEX,
+};
 
 use crate::bucket_mode::{check_writable, BucketMode, WritePurpose, POSTPONE_BUCKET};
-use crate::commit::CommitMessage;
+use crate::commit_message::CommitMessage;
 use crate::dynamic_bucket::DynamicBuckets;
 use crate::paths::partition_path;
 use crate::table::Table;
@@ -66,8 +66,8 @@ pub struct TableWrite {
 }
 
 impl TableWrite {
-    /// A writer on the table's latest snapshot; refuses tables Strata cannot write
-    /// ([`check_writable`]).
+    /// A writer on the table's latest snapshot; refuses tables Strata cannot write, with an unsupported error
+    /// saying why.
     pub fn new(table: &Table) -> Result<Self> {
         Self::with_purpose(table, WritePurpose::Rows)
     }
@@ -256,9 +256,7 @@ impl TableWrite {
         for (f, t) in schema.fields.iter().zip(&self.value_types) {
             let col = match batch.column_by_name(&f.name) {
                 Some(c) => normalize(c, t)?,
-                None if t.nullable => {
-                    arrow_array::new_null_array(&strata_format::arrow_types::to_arrow(t), batch.num_rows())
-                }
+                None if t.nullable => arrow_array::new_null_array(&strata_format::to_arrow(t), batch.num_rows()),
                 None => return Err(Error::invalid("rows", format!("column '{}' (NOT NULL) is missing", f.name))),
             };
             if !t.nullable && col.null_count() > 0 {

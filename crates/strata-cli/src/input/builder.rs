@@ -6,8 +6,7 @@ use std::sync::Arc;
 use arrow_array::builder::*;
 use arrow_array::types::Int64Type;
 use arrow_array::{ArrayRef, TimestampMicrosecondArray, TimestampMillisecondArray, TimestampNanosecondArray};
-use strata_spec::types::MAX_LENGTH;
-use strata_spec::{DataType, TypeRoot};
+use strata_spec::{DataType, TypeRoot, MAX_LENGTH};
 
 use super::{number, temporal};
 
@@ -266,7 +265,7 @@ mod tests {
             let t = ty(t);
             let mut b = ColumnBuilder::new(t);
             b.push(Value::Null).unwrap();
-            assert_eq!(b.finish().data_type(), &strata_format::arrow_types::to_arrow(&t));
+            assert_eq!(b.finish().data_type(), &strata_format::to_arrow(&t));
         }
     }
 }

@@ -24,11 +24,8 @@ impl TableColumns {
         let names: Vec<String> = schema.fields.iter().map(|f| f.name.clone()).collect();
         let types: Vec<DataType> = schema.fields.iter().map(|f| f.data_type).collect();
         let by_name = names.iter().enumerate().map(|(i, n)| (n.clone(), i)).collect();
-        let fields: Vec<Field> = names
-            .iter()
-            .zip(&types)
-            .map(|(n, t)| Field::new(n, strata_format::arrow_types::to_arrow(t), true))
-            .collect();
+        let fields: Vec<Field> =
+            names.iter().zip(&types).map(|(n, t)| Field::new(n, strata_format::to_arrow(t), true)).collect();
         TableColumns { names, types, by_name, schema: Arc::new(Schema::new(fields)) }
     }
 
@@ -157,7 +154,7 @@ mod tests {
         assert_eq!(typo_distance("nam", "name"), 1);
         assert_eq!(typo_distance("", "ab"), 2);
         let schema = strata_spec::TableSchema::new(
-            strata_spec::schema::parse_columns("id BIGINT NOT NULL, name STRING, c INT").unwrap(),
+            strata_spec::parse_columns("id BIGINT NOT NULL, name STRING, c INT").unwrap(),
             vec![],
             vec!["id".into()],
             Default::default(),

@@ -11,9 +11,8 @@ use arrow_array::{Array, ArrayRef};
 use arrow_cast::cast::{cast_with_options, CastOptions};
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::DataType as ArrowType;
-use strata_format::arrow_types::to_arrow;
-use strata_spec::types::MAX_LENGTH;
-use strata_spec::{DataType, TypeRoot};
+use strata_format::to_arrow;
+use strata_spec::{DataType, TypeRoot, MAX_LENGTH};
 
 use super::builder::{ColumnBuilder, Value};
 

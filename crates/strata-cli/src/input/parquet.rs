@@ -6,8 +6,7 @@ use std::sync::Arc;
 use arrow_array::{Array, RecordBatch};
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ProjectionMask;
-use strata_spec::error::contain_panic;
-use strata_spec::{Error, Result};
+use strata_spec::{contain_panic, Error, Result};
 
 use super::convert::{exact, Refusal};
 use super::{open_file, value_error, BatchSource, InputOptions, TableColumns};
@@ -72,7 +71,7 @@ impl BatchSource for ParquetSource {
             let t = self.columns.data_type(i);
             let column = match source {
                 Some(k) => exact(batch.column(*k), &t).map_err(|r| self.refused(i, r))?,
-                None => arrow_array::new_null_array(&strata_format::arrow_types::to_arrow(&t), batch.num_rows()),
+                None => arrow_array::new_null_array(&strata_format::to_arrow(&t), batch.num_rows()),
             };
             if !t.nullable && column.null_count() > 0 {
                 let row = (0..column.len()).find(|&r| column.is_null(r)).unwrap_or(0);

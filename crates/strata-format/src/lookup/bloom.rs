@@ -3,19 +3,19 @@
 use arrow_array::{Array, BinaryArray};
 
 /// A bloom filter over a file's keys: a miss answers a lookup without loading the file's index.
-pub struct Bloom {
+pub(crate) struct Bloom {
     bits: Vec<u64>,
     hashes: u32,
 }
 
 impl Bloom {
     /// Bytes the filter holds.
-    pub fn memory_size(&self) -> u64 {
+    pub(crate) fn memory_size(&self) -> u64 {
         (self.bits.len() * 8) as u64
     }
 
     /// A filter over `keys` (arrow-row bytes) with false-positive rate `fpp` (clamped to 1e-6..0.5).
-    pub fn new(keys: &BinaryArray, fpp: f64) -> Self {
+    pub(crate) fn new(keys: &BinaryArray, fpp: f64) -> Self {
         let n = keys.len().max(1) as f64;
         let fpp = fpp.clamp(1e-6, 0.5);
         let m = (-(n * fpp.ln()) / (std::f64::consts::LN_2 * std::f64::consts::LN_2)).ceil().max(64.0) as usize;
@@ -50,7 +50,7 @@ impl Bloom {
     }
 
     /// False when `key` is certainly not among the keys.
-    pub fn may_contain(&self, key: &[u8]) -> bool {
+    pub(crate) fn may_contain(&self, key: &[u8]) -> bool {
         let (h1, h2) = Self::hashes(key);
         let m = (self.bits.len() * 64) as u64;
         (0..u64::from(self.hashes)).all(|i| {

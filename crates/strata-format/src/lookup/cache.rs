@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use strata_io::scratch::ScratchDir;
+use strata_io::ScratchDir;
 use strata_spec::{Error, Result};
 
 use super::file::LookupFile;

@@ -29,7 +29,7 @@ use crate::kv::KeyValueLayout;
 const KEY_BYTES: &str = "_KEY_BYTES";
 
 /// Rows per block of a local lookup file holding rows: reading a row decodes one block.
-pub const BLOCK_ROWS: usize = 256;
+pub(crate) const BLOCK_ROWS: usize = 256;
 
 /// Rows per block of a local file that holds keys only (read back whole).
 const KEY_BLOCK_ROWS: usize = 64 * 1024;
@@ -88,7 +88,7 @@ fn ipc_error(path: &std::path::Path) -> impl Fn(arrow_schema::ArrowError) -> Err
 
 impl LookupFile {
     /// Reads `file` (with its mapping, without its deletion vector: positions are the file's) into a lookup
-    /// file. With rows they go to `local` in blocks of [`BLOCK_ROWS`]; keys only, nothing is written until
+    /// file. With rows they go to `local` in blocks of 256 rows; keys only, nothing is written until
     /// the cache spills the keys (`local` is asked for a path only with rows).
     pub fn build(
         io: &dyn FileIO,

@@ -10,7 +10,7 @@ use crate::kv::KeyValueLayout;
 
 /// The positions of `key` in `keys` (arrow-row bytes in ascending order, as a sorted file holds them): one
 /// stretch, empty when the key is absent.
-pub fn key_positions(keys: &BinaryArray, key: &[u8]) -> std::ops::Range<usize> {
+pub(crate) fn key_positions(keys: &BinaryArray, key: &[u8]) -> std::ops::Range<usize> {
     let (mut first, mut upper) = (0usize, keys.len());
     while first < upper {
         let mid = (first + upper) / 2;

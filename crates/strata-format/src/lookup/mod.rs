@@ -8,7 +8,6 @@ mod cache;
 mod file;
 mod key;
 
-pub use bloom::Bloom;
 pub use cache::{LookupCacheOptions, LookupFileCache, LookupStats, Probe, MAX_OPEN_READERS};
-pub use file::{LookupFile, LookupFileSpec, BLOCK_ROWS};
-pub use key::{key_positions, KeyEncoder};
+pub use file::{LookupFile, LookupFileSpec};
+pub use key::KeyEncoder;

@@ -5,11 +5,9 @@
 
 use std::sync::Arc;
 
-use strata_format::bucket_read::{run_reader, DataFileRef};
-use strata_format::merge::{MergeIterator, Run};
+use strata_format::{run_reader, DataFileRef, MergeIterator, Run};
 use strata_io::{join, FileIO};
-use strata_spec::options::MergeEngine;
-use strata_spec::{DataFileMeta, DataType, Error, FileSource, Result, TypeRoot};
+use strata_spec::{DataFileMeta, DataType, Error, FileSource, MergeEngine, Result, TypeRoot};
 
 use super::pick::{plan_task, TaskFile, TaskStep};
 use crate::bucket_lookup::{BucketLookup, SupersedeHook};
@@ -87,7 +85,7 @@ impl UnitJob {
             })
             .collect::<Result<_>>()?;
         let min_file_size = (self.opts.target_file_size / 10 * 7) as i64;
-        for step in plan_task(&task_files, min_file_size, |a, b| strata_spec::binary_row::compare_rows(a, b)) {
+        for step in plan_task(&task_files, min_file_size, |a, b| strata_spec::compare_rows(a, b)) {
             match step {
                 TaskStep::Upgrade(i) => {
                     let (r, f) = indexed[i];
@@ -237,12 +235,10 @@ impl UnitJob {
     /// Whether `file` holds a retraction row (-U or -D), from its `_VALUE_KIND` column.
     fn holds_retractions(&self, file: &DataFileMeta) -> Result<bool> {
         let r = self.files.layout.file_ref(self.files.path(file), file.clone(), None)?;
-        let column = vec![(strata_format::kv::VALUE_KIND.to_string(), DataType::not_null(TypeRoot::TinyInt))];
-        for b in
-            strata_format::bucket_read::open_data_file(self.files.io.as_ref(), &r, column, false, self.opts.batch_size)?
-        {
+        let column = vec![(strata_format::VALUE_KIND.to_string(), DataType::not_null(TypeRoot::TinyInt))];
+        for b in strata_format::open_data_file(self.files.io.as_ref(), &r, column, false, self.opts.batch_size)? {
             self.check_cancelled()?;
-            if strata_format::verify::has_retraction(&b?, 0, &r.path)? {
+            if strata_format::has_retraction(&b?, 0, &r.path)? {
                 return Ok(true);
             }
         }
@@ -255,15 +251,9 @@ impl UnitJob {
         }
         let layout = &self.files.layout;
         let r = layout.file_ref(self.files.path(file), file.clone(), None)?;
-        let columns = strata_format::bucket_read::file_columns(layout);
+        let columns = strata_format::file_columns(layout);
         let keys = strata_format::lookup::KeyEncoder::new(layout)?;
-        for b in strata_format::bucket_read::open_data_file(
-            self.files.io.as_ref(),
-            &r,
-            columns,
-            false,
-            self.opts.batch_size,
-        )? {
+        for b in strata_format::open_data_file(self.files.io.as_ref(), &r, columns, false, self.opts.batch_size)? {
             self.check_cancelled()?;
             let b = b?;
             let rows = keys.rows(&b).map_err(|e| Error::corrupt(e.to_string()))?;

@@ -2,9 +2,7 @@
 //! ([`job`]), and the threads merge-on-read writers compact on in the background ([`pool`]).
 
 pub(crate) mod job;
-pub mod pick;
+pub(crate) mod pick;
 pub(crate) mod pool;
 
-pub use pick::{
-    pick_force_up_level0, pick_full, plan_task, CompactUnit, ForceUpMode, TaskFile, TaskStep, UniversalCompaction,
-};
+pub(crate) use pick::{pick_force_up_level0, pick_full, CompactUnit, ForceUpMode, UniversalCompaction};

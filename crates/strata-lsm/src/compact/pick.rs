@@ -5,7 +5,7 @@ use crate::levels::LevelSortedRun;
 
 /// What to compact: a prefix of the sorted runs, into `output_level`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CompactUnit {
+pub(crate) struct CompactUnit {
     /// Level the output goes to.
     pub output_level: i32,
     /// How many of the sorted runs (a prefix) take part.
@@ -14,7 +14,7 @@ pub struct CompactUnit {
 
 /// Universal compaction options.
 #[derive(Debug, Clone, Copy)]
-pub struct UniversalCompaction {
+pub(crate) struct UniversalCompaction {
     /// `compaction.max-size-amplification-percent`.
     pub max_size_amp: u32,
     /// `compaction.size-ratio`.
@@ -25,7 +25,7 @@ pub struct UniversalCompaction {
 
 impl UniversalCompaction {
     /// The universal pick: size amplification, then size ratio, then the number of runs.
-    pub fn pick(&self, num_levels: usize, runs: &[LevelSortedRun]) -> Option<CompactUnit> {
+    pub(crate) fn pick(&self, num_levels: usize, runs: &[LevelSortedRun]) -> Option<CompactUnit> {
         let max_level = num_levels as i32 - 1;
         if let Some(u) = self.pick_for_size_amp(max_level, runs) {
             return Some(u);
@@ -60,7 +60,7 @@ impl UniversalCompaction {
     }
 
     /// Extends the first `candidates` runs while the next run is not much larger than them all.
-    pub fn pick_for_size_ratio_from(
+    pub(crate) fn pick_for_size_ratio_from(
         &self,
         max_level: i32,
         runs: &[LevelSortedRun],
@@ -85,7 +85,7 @@ impl UniversalCompaction {
 
 /// The unit of the first `run_count` runs: output just above the next run's level (never level 0), or the
 /// max level when every run takes part.
-pub fn create_unit(runs: &[LevelSortedRun], max_level: i32, mut run_count: usize) -> CompactUnit {
+pub(crate) fn create_unit(runs: &[LevelSortedRun], max_level: i32, mut run_count: usize) -> CompactUnit {
     run_count = run_count.min(runs.len());
     let mut output_level = if run_count == runs.len() { max_level } else { (runs[run_count].level - 1).max(0) };
     if output_level == 0 {
@@ -107,7 +107,7 @@ pub fn create_unit(runs: &[LevelSortedRun], max_level: i32, mut run_count: usize
 
 /// When `lookup-compact` is gentle, level 0 is forced up only every this many triggers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ForceUpMode {
+pub(crate) enum ForceUpMode {
     /// On every trigger (the default).
     Radical,
     /// Every `max_interval` triggers.
@@ -118,7 +118,7 @@ pub enum ForceUpMode {
 }
 
 /// Paimon's `ForceUpLevel0Compaction`: the universal pick, or else all level-0 runs into a deeper level.
-pub fn pick_force_up_level0(
+pub(crate) fn pick_force_up_level0(
     universal: &UniversalCompaction,
     mode: ForceUpMode,
     trigger_count: u32,
@@ -141,7 +141,7 @@ pub fn pick_force_up_level0(
 }
 
 /// A full compaction: every run into the max level.
-pub fn pick_full(num_levels: usize, runs: &[LevelSortedRun]) -> Option<CompactUnit> {
+pub(crate) fn pick_full(num_levels: usize, runs: &[LevelSortedRun]) -> Option<CompactUnit> {
     if runs.is_empty() {
         return None;
     }
@@ -150,7 +150,7 @@ pub fn pick_full(num_levels: usize, runs: &[LevelSortedRun]) -> Option<CompactUn
 
 /// One input file of a compaction unit, as the task planner sees it.
 #[derive(Debug, Clone)]
-pub struct TaskFile<K> {
+pub(crate) struct TaskFile<K> {
     /// Index of the sorted run it belongs to (runs newest first, as the unit lists them).
     pub run: usize,
     /// Smallest key.
@@ -163,7 +163,7 @@ pub struct TaskFile<K> {
 
 /// One step of executing a compaction unit.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TaskStep {
+pub(crate) enum TaskStep {
     /// Merge these sections into new files at the output level. Sections are disjoint and in key order; each
     /// is a list of sorted runs (in run order), each a list of file indices in key order.
     Rewrite(Vec<Vec<Vec<usize>>>),
@@ -176,7 +176,7 @@ pub enum TaskStep {
 /// file is at least `min_file_size` (Paimon: 70% of `target-file-size`) it is upgraded in place, so
 /// sequential-key ingestion never rewrites data; smaller ones are merged with their neighbours to keep the
 /// file count down. Steps come in key order.
-pub fn plan_task<K>(
+pub(crate) fn plan_task<K>(
     files: &[TaskFile<K>],
     min_file_size: i64,
     cmp: impl Fn(&K, &K) -> std::cmp::Ordering,

@@ -12,10 +12,7 @@ use strata_spec::{ColumnMove, DataType, Error, Result, SchemaChange, TableSchema
 
 use super::runner::{apply_change, key_of, Model, Runner, Values};
 use super::{Divergence, Evolution, FaultPlan, Key, Op, ReplayStats, Workload};
-use strata_table::get;
-use strata_table::maintenance::{expire_snapshots, ExpireOptions};
-use strata_table::query::TableQuery;
-use strata_table::Table;
+use strata_table::{expire_snapshots, get, ExpireOptions, Table, TableQuery};
 
 /// Replays `w` in a fresh table under the local directory `dir`. Errors in the replayer itself (a bad
 /// workload) are `Err` in the outer result; divergences from the model are the inner `Err`.

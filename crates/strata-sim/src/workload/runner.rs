@@ -7,10 +7,7 @@ use crate::FaultyFileIO;
 use strata_spec::{Datum, Error, Result};
 
 use super::{Divergence, Key};
-use strata_table::query::TableQuery;
-use strata_table::read::ReadBuilder;
-use strata_table::Table;
-use strata_table::TableWriter;
+use strata_table::{ReadBuilder, Table, TableQuery, TableWriter};
 
 /// A row's values (`v`, `s`).
 pub(super) type Values = (Option<i64>, Option<String>);
@@ -205,7 +202,7 @@ impl Runner {
     /// again from the latest snapshot.
     fn check_changelog(&self, scanned: &Model) -> std::result::Result<(), String> {
         use arrow_array::Array;
-        use strata_spec::options::ChangelogProducer;
+        use strata_spec::ChangelogProducer;
         let options = self.table.schema().core_options();
         let producer = options.changelog_producer().map_err(|e| e.to_string())?;
         // Input changelog of a first-row table is every input row, not the rows kept: nothing to fold.
@@ -236,10 +233,9 @@ impl Runner {
             for e in self.table.changelog_files(&s).map_err(|e| e.to_string())? {
                 let path = self.table.data_file_path(&e).map_err(|e| e.to_string())?;
                 let file = layout.file_ref(path, e.file.clone(), None).map_err(|e| e.to_string())?;
-                let columns = strata_format::bucket_read::file_columns(&layout);
-                let batches =
-                    strata_format::bucket_read::open_data_file(self.table.io().as_ref(), &file, columns, false, 1024)
-                        .map_err(|e| e.to_string())?;
+                let columns = strata_format::file_columns(&layout);
+                let batches = strata_format::open_data_file(self.table.io().as_ref(), &file, columns, false, 1024)
+                    .map_err(|e| e.to_string())?;
                 for b in batches {
                     let b = b.map_err(|e| e.to_string())?;
                     let int = |c: usize| b.column(c).as_any().downcast_ref::<arrow_array::Int64Array>().cloned();

@@ -10,11 +10,8 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema, SchemaRef};
-use strata_format::predicate::Predicate;
-use strata_format::reader::DEFAULT_BATCH_SIZE;
-use strata_format::KeyValueLayout;
-use strata_spec::options::MergeEngine;
-use strata_spec::{Result, Snapshot};
+use strata_format::{KeyValueLayout, Predicate, DEFAULT_BATCH_SIZE};
+use strata_spec::{MergeEngine, Result, Snapshot};
 
 use crate::table::Table;
 

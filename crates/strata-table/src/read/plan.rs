@@ -3,8 +3,7 @@
 use super::ReadBuilder;
 use crate::table::DeletionFile;
 use std::collections::{BTreeMap, HashMap};
-use strata_format::predicate::{ColumnRange, Predicate};
-use strata_format::KeyValueLayout;
+use strata_format::{ColumnRange, KeyValueLayout, Predicate};
 use strata_spec::{BinaryRow, DataFileMeta, DataType, ManifestEntry, Result, SimpleStats, Snapshot};
 
 /// A unit of parallel reading.

@@ -6,10 +6,9 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use strata_format::bucket_read::{merge_read, open_data_file_pruned, DataFileRef};
-use strata_format::merge_function::MergeConfig;
-use strata_format::predicate::{Predicate, TypedPredicate};
-use strata_format::KeyValueLayout;
+use strata_format::{
+    merge_read, open_data_file_pruned, DataFileRef, KeyValueLayout, MergeConfig, Predicate, TypedPredicate,
+};
 use strata_spec::{DataType, Error, Result};
 
 impl ReadBuilder {
@@ -74,7 +73,7 @@ impl ReadBuilder {
                     })
                 }))
                 .unwrap_or_else(|p| {
-                    let msg = strata_format::reader::panic_message(p.as_ref());
+                    let msg = strata_spec::panic_message(p.as_ref());
                     Err(Error::invalid("read", format!("a read thread panicked: {msg}")))
                 });
                 if let Err(e) = r {
@@ -188,7 +187,7 @@ impl SplitReader {
             // planner trusted the manifest's delete count for that, a statistic other writers get wrong
             // (pypaimon 2.1.0 records 0), so the file's own `_VALUE_KIND` is read along and checked.
             let mut cols = self.read_cols.clone();
-            cols.push((strata_format::kv::VALUE_KIND.to_string(), DataType::not_null(strata_spec::TypeRoot::TinyInt)));
+            cols.push((strata_format::VALUE_KIND.to_string(), DataType::not_null(strata_spec::TypeRoot::TinyInt)));
             let values: Vec<usize> = (0..self.read_cols.len()).collect();
             for f in &refs {
                 let batches = open_data_file_pruned(
@@ -201,7 +200,7 @@ impl SplitReader {
                 )?;
                 for b in batches {
                     let b = b?;
-                    strata_format::verify::reject_retractions(&b, values.len(), &f.path, &f.meta)?;
+                    strata_format::reject_retractions(&b, values.len(), &f.path, &f.meta)?;
                     let b = b.project(&values).map_err(|e| Error::invalid("read", e.to_string()))?;
                     if !emit(self.finish(b)?) {
                         return Ok(());
