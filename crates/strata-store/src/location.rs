@@ -106,7 +106,7 @@ pub fn normalize_location(uri: &str) -> Result<String> {
     })
 }
 
-/// The storage and path of `uri`, with store `options` (Paimon's names, see [`crate::config`]).
+/// The storage and path of `uri`, with store `options` (Paimon's names: `s3.endpoint`, `s3.access-key`, ...; see docs/ARCHITECTURE.md, "Storage").
 pub fn open_location(uri: &str, options: &BTreeMap<String, String>) -> Result<Location> {
     match classify(uri)? {
         Parsed::Local(path) => Ok(Location { io: Arc::new(LocalFileIO::new()), path }),

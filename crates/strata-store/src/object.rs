@@ -21,7 +21,7 @@ use strata_spec::{Error, Result};
 
 use crate::runtime::block_on;
 
-/// Writes at least this large go up as multipart uploads, [`PART_SIZE`] a part.
+/// Writes at least this large go up as multipart uploads, of 8 MiB parts.
 pub const MULTIPART_THRESHOLD: usize = 16 << 20;
 
 /// Bytes per part of a multipart upload (S3 wants at least 5 MiB).
