@@ -518,7 +518,7 @@ fn compact(table_dir: &str, full: bool, delete_ratio_threshold: Option<f64>, jso
     let files_after: usize = messages.iter().map(|m| m.increment.compact.compact_after.len()).sum();
     // A compaction is one COMPACT snapshot, postponed rows moved into real buckets included (they were
     // in an APPEND snapshot already, when the postponed files were written).
-    let outcome = ingest::commit(&table, &mut write, messages, None)?.map(|s| s.last);
+    let outcome = strata_table::commit_batch(ingest::CLI_JOB, &table, &mut write, messages, None)?.map(|s| s.last);
     report(
         json,
         &serde_json::json!({"filesRemoved": files_before, "filesAdded": files_after, "snapshot": outcome}),
