@@ -18,6 +18,12 @@ pub fn to_strata(e: DataFusionError) -> Error {
     }
     let message = e.strip_backtrace();
     match e.find_root() {
+        // DataFusion's planner says so when a catalog has no such table or database.
+        DataFusionError::Plan(m)
+            if m.starts_with("table '") && m.ends_with("not found") || m.starts_with("failed to resolve schema") =>
+        {
+            Error::NotFound { path: message }
+        }
         DataFusionError::NotImplemented(_) => Error::unsupported(message),
         DataFusionError::IoError(io) => Error::io("sql", std::io::Error::new(io.kind(), message)),
         DataFusionError::ResourcesExhausted(_) | DataFusionError::Internal(_) => {
