@@ -33,7 +33,7 @@ pub use catalog::{StrataCatalog, StrataSchema};
 pub use error::to_strata;
 pub use exec::StrataScanExec;
 pub use provider::StrataTable;
-pub use session::{collect, StrataSession, CATALOG, DEFAULT_DATABASE};
+pub use session::{collect, StatementOutput, StrataSession, CATALOG, DEFAULT_DATABASE};
 pub use system::SystemTable;
 pub use write::StrataWriteExec;
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use datafusion::dataframe::DataFrame;
 use datafusion::execution::context::{SessionConfig, SessionContext};
+use datafusion::physical_plan::{visit_execution_plan, ExecutionPlan, ExecutionPlanVisitor};
 use datafusion::sql::parser::Statement;
 use strata_io::FileIO;
 use strata_spec::{Error, Result};
@@ -13,6 +14,7 @@ use strata_table::FileSystemCatalog;
 
 use crate::catalog::StrataCatalog;
 use crate::error::to_strata;
+use crate::exec::StrataScanExec;
 
 /// The name of the warehouse's catalog in a [`StrataSession`] (`SELECT * FROM strata.db.t`); it is the
 /// default catalog, so `db.t` names the same table.
@@ -97,6 +99,50 @@ impl StrataSession {
             rows = collect(self.plan(statement).await?).await?;
         }
         Ok(rows)
+    }
+}
+
+/// What one statement returned: its rows, and what its Strata scans read.
+#[derive(Debug, Default)]
+pub struct StatementOutput {
+    /// The rows (none for DDL; one count row for `INSERT` and `DELETE`).
+    pub batches: Vec<RecordBatch>,
+    /// Strata scans in the statement's plan (none when `COUNT(*)` came from metadata).
+    pub scans: usize,
+    /// Data files those scans read (the `files_read` metric of `EXPLAIN ANALYZE`).
+    pub files_read: usize,
+}
+
+impl StrataSession {
+    /// Plans and runs one statement, and counts what its Strata scans read.
+    pub async fn run(&self, statement: Statement) -> Result<StatementOutput> {
+        let frame = self.plan(statement).await?;
+        let task = Arc::new(frame.task_ctx());
+        let plan = frame.create_physical_plan().await.map_err(to_strata)?;
+        let batches = datafusion::physical_plan::collect(plan.clone(), task).await.map_err(to_strata)?;
+        let mut scans = ScanMetrics::default();
+        let _ = visit_execution_plan(plan.as_ref(), &mut scans);
+        Ok(StatementOutput { batches, scans: scans.scans, files_read: scans.files_read })
+    }
+}
+
+/// Sums the `files_read` metric of the Strata scans of a plan that ran.
+#[derive(Default)]
+struct ScanMetrics {
+    scans: usize,
+    files_read: usize,
+}
+
+impl ExecutionPlanVisitor for ScanMetrics {
+    type Error = std::convert::Infallible;
+
+    fn pre_visit(&mut self, plan: &dyn ExecutionPlan) -> std::result::Result<bool, Self::Error> {
+        if plan.is::<StrataScanExec>() {
+            self.scans += 1;
+            let read = plan.metrics().and_then(|m| m.sum_by_name("files_read")).map_or(0, |v| v.as_usize());
+            self.files_read += read;
+        }
+        Ok(true)
     }
 }
 
