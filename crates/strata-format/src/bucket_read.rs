@@ -5,42 +5,22 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
-use strata_dv::DeletionVector;
 use strata_io::FileIO;
-use strata_spec::{compare_rows, DataFileMeta, DataType, Result};
+use strata_spec::{compare_rows, DataType, Result};
 
-use crate::evolution::ColumnMapping;
-use crate::kv::{KeyValueLayout, SEQUENCE_NUMBER, VALUE_KIND};
+use crate::file_ref::DataFileRef;
+use crate::kv::KeyValueLayout;
 use crate::merge::{MergeIterator, Run};
 use crate::merge_function::MergeConfig;
 use crate::reader::{open_file, FileBatches, ReadRequest};
+use crate::system_fields::{KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
 use crate::verify::RowCheck;
 use crate::writer::FileFormat;
-
-/// A data file to read: where it is, what the manifest says of it, and its deletion vector.
-#[derive(Clone, Debug)]
-pub struct DataFileRef {
-    /// Full path.
-    pub path: String,
-    /// Manifest metadata.
-    pub meta: DataFileMeta,
-    /// Its deletion vector, if it has one.
-    pub dv: Option<Arc<DeletionVector>>,
-    /// How its columns read as the reading schema's, when it was written with another schema.
-    pub mapping: Option<Arc<ColumnMapping>>,
-}
-
-impl DataFileRef {
-    /// The file at `path` that `meta` describes, written with the reading schema (no mapping).
-    pub fn new(path: String, meta: DataFileMeta, dv: Option<Arc<DeletionVector>>) -> Self {
-        DataFileRef { path, meta, dv, mapping: None }
-    }
-}
 
 /// The file-layout columns of `layout` with their types (all of them).
 pub fn file_columns(layout: &KeyValueLayout) -> Vec<(String, DataType)> {
     let mut cols: Vec<(String, DataType)> =
-        layout.key_fields.iter().map(|f| (format!("{}{}", crate::kv::KEY_PREFIX, f.name), f.data_type)).collect();
+        layout.key_fields.iter().map(|f| (format!("{}{}", KEY_PREFIX, f.name), f.data_type)).collect();
     cols.push((SEQUENCE_NUMBER.to_string(), DataType::not_null(strata_spec::TypeRoot::BigInt)));
     cols.push((VALUE_KIND.to_string(), DataType::not_null(strata_spec::TypeRoot::TinyInt)));
     cols.extend(layout.value_fields.iter().map(|f| (f.name.clone(), f.data_type)));

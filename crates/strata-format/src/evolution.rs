@@ -21,7 +21,7 @@ use arrow_array::{new_null_array, ArrayRef};
 use strata_spec::{DataType, Error, Result, TableSchema};
 
 use crate::arrow_types::{normalize, to_arrow};
-use crate::kv::KEY_PREFIX;
+use crate::system_fields::KEY_PREFIX;
 
 /// The schemas a table's files were written with, by id (a table's `schema/` directory).
 pub trait SchemaHistory: Send + Sync + fmt::Debug {

@@ -7,6 +7,7 @@
 mod arrow_types;
 mod bucket_read;
 mod evolution;
+mod file_ref;
 mod kv;
 pub mod lookup;
 mod merge;
@@ -16,6 +17,7 @@ mod ranged;
 mod reader;
 mod row_runs;
 mod stats;
+mod system_fields;
 mod verify;
 mod writer;
 
@@ -36,7 +38,7 @@ pub use verify::{has_retraction, reject_retractions};
 // Reading a bucket's files: one file by its metadata, the merge of sorted runs with every merge engine.
 pub use bucket_read::{
     file_columns, merge_read, open_data_file, open_data_file_pruned, open_data_file_ranged, read_positions, run_reader,
-    DataFileRef,
 };
+pub use file_ref::DataFileRef;
 pub use merge::{LookupHook, LookupResult, MergeIterator, Run};
 pub use merge_function::{AggFunction, MergeConfig};

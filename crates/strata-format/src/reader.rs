@@ -12,9 +12,9 @@ use strata_io::FileIO;
 use strata_spec::{panic_message, DataType, Error, Result};
 
 use crate::evolution::{absent_column, read_as, resolve, stored_index, ColumnMapping, StoredColumn};
-use crate::kv::ROW_POSITION;
 use crate::ranged::RangedFile;
 use crate::row_runs::{live_runs, orc_selection, parquet_selection, position_runs};
+use crate::system_fields::ROW_POSITION;
 use crate::writer::FileFormat;
 
 /// Rows per batch read.

@@ -14,7 +14,7 @@ use parquet::file::reader::ChunkReader;
 use strata_spec::{compare_rows, DataFileMeta, DataType, Datum, Error, Result};
 
 use crate::arrow_types::datum_at;
-use crate::kv::{KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
+use crate::system_fields::{KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
 
 /// Footer key-value metadata key holding the column chunk CRC32s: row groups separated by `;`, each the
 /// lower-case hex CRC32s of its column chunks (in column order) separated by `,`. Other Paimon readers ignore

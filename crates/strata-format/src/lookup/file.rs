@@ -22,7 +22,8 @@ use strata_spec::{Error, Result};
 
 use super::bloom::Bloom;
 use super::key::{key_positions, KeyEncoder};
-use crate::bucket_read::{file_columns, open_data_file, DataFileRef};
+use crate::bucket_read::{file_columns, open_data_file};
+use crate::file_ref::DataFileRef;
 use crate::kv::KeyValueLayout;
 
 /// Name of the key-bytes column, the first of a local lookup file.

@@ -122,12 +122,20 @@ impl ReadBuilder {
         let layout = self.layout()?;
         let raw_mode = self.raw_mode()?;
         let options = self.table.schema().core_options();
-        let deletion_files: HashMap<(BinaryRow, i32, String), DeletionFile> = self.table.deletion_files(snapshot)?;
+        // The index manifest and the data manifests, read side by side (each a request away on a store).
+        let (deletion_files, live) = std::thread::scope(|s| {
+            let dvs = s.spawn(|| self.table.deletion_files(snapshot));
+            let live = self.table.live_files_shared(snapshot);
+            (dvs.join(), live)
+        });
+        let deletion_files: HashMap<(BinaryRow, i32, String), DeletionFile> = deletion_files
+            .map_err(|_| strata_spec::Error::invalid("plan", "reading the deletion vectors' index panicked"))??;
+        let live = live?;
         let mut buckets: BTreeMap<(Vec<u8>, i32), Vec<ManifestEntry>> = BTreeMap::new();
         // Postponed files (bucket -2) stay unread until a compaction moves them into real buckets (Paimon's
         // batch scans of postpone-bucket tables read only real buckets).
         let postpone = options.bucket()? == -2;
-        for e in self.table.live_files(snapshot)? {
+        for e in live.iter().cloned() {
             if (raw_mode || self.skip_level0) && e.file.level == 0 || postpone && e.bucket < 0 {
                 continue;
             }

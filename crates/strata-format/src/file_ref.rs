@@ -1,0 +1,29 @@
+//! A data file to read, as a reader needs it: its path, its manifest entry, its deletion vector and how its
+//! columns map to the reading schema.
+
+use std::sync::Arc;
+
+use strata_dv::DeletionVector;
+use strata_spec::DataFileMeta;
+
+use crate::evolution::ColumnMapping;
+
+/// A data file to read: where it is, what the manifest says of it, and its deletion vector.
+#[derive(Clone, Debug)]
+pub struct DataFileRef {
+    /// Full path.
+    pub path: String,
+    /// Manifest metadata.
+    pub meta: DataFileMeta,
+    /// Its deletion vector, if it has one.
+    pub dv: Option<Arc<DeletionVector>>,
+    /// How its columns read as the reading schema's, when it was written with another schema.
+    pub mapping: Option<Arc<ColumnMapping>>,
+}
+
+impl DataFileRef {
+    /// The file at `path` that `meta` describes, written with the reading schema (no mapping).
+    pub fn new(path: String, meta: DataFileMeta, dv: Option<Arc<DeletionVector>>) -> Self {
+        DataFileRef { path, meta, dv, mapping: None }
+    }
+}
