@@ -199,10 +199,23 @@ fn a_selective_key_filter_reads_only_the_files_whose_key_range_can_match() {
     assert!(files_read < upper.len() / 3, "{sql}: {files_read} of {} files", upper.len());
     assert_eq!(column(&rt.block_on(session.query(sql)).unwrap(), "id").len(), 1000);
 
-    // EXPLAIN shows the count too.
+    // EXPLAIN shows the count too, EXPLAIN ANALYZE the files the scan read, and so does a statement run.
     let explain = rt.block_on(session.query("EXPLAIN SELECT id FROM db.t WHERE id = 12345")).unwrap();
     let text = column(&explain, "plan").into_iter().flatten().collect::<Vec<_>>().join("\n");
     assert!(text.contains(&format!("files={}", can_match(12_345))), "{text}");
+    let analyze = rt.block_on(session.query("EXPLAIN ANALYZE SELECT id FROM db.t WHERE id = 12345")).unwrap();
+    let text = column(&analyze, "plan").into_iter().flatten().collect::<Vec<_>>().join("\n");
+    assert!(text.contains(&format!("files_read={}", can_match(12_345))), "{text}");
+    for (sql, files) in [("SELECT v FROM db.t WHERE id = 97", can_match(97)), ("SELECT v FROM db.t", upper.len())] {
+        let statement = session.parse(sql).unwrap().pop().unwrap();
+        let out = rt.block_on(session.run(statement)).unwrap();
+        assert_eq!((out.scans, out.files_read), (1, files), "{sql}");
+    }
+    // COUNT(*) on a deletion-vector table comes from metadata: no scan runs.
+    let statement = session.parse("SELECT count(*) FROM db.t").unwrap().pop().unwrap();
+    let out = rt.block_on(session.run(statement)).unwrap();
+    assert_eq!((out.scans, out.files_read), (0, 0));
+    assert_eq!(column(&out.batches, "count(*)"), vec![Some("20000".to_string())]);
 }
 
 #[test]
