@@ -29,6 +29,9 @@ pub(crate) struct SqlArgs {
     /// error.
     #[arg(long, short)]
     verbose: bool,
+    /// Run the statements and collect their rows without printing them (with --verbose, to time them).
+    #[arg(long)]
+    discard: bool,
 }
 
 /// Runs `strata sql`.
@@ -52,7 +55,7 @@ async fn run_statements(session: &StrataSession, sql: &str, args: &SqlArgs) -> R
         let out = session.run(statement).await?;
         let rows: usize = out.batches.iter().map(|b| b.num_rows()).sum();
         // DDL returns nothing to print.
-        if !out.batches.is_empty() {
+        if !out.batches.is_empty() && !args.discard {
             write_batches(&out.batches, args.format, true)?;
         }
         if args.verbose {
