@@ -56,6 +56,23 @@ def scan(binary, table):
     return 0, rows, ""
 
 
+def commit_count_failures(binary, table, landed_ids):
+    """Lost or duplicated commits: every landed write's snapshot is an APPEND snapshot of the table, and every
+    APPEND snapshot is a landed write's (the compactor commits COMPACT snapshots only), each exactly once."""
+    code, out, err = run(binary, "inspect", table, "--json")
+    if code != 0:
+        return [f"inspect exited {code}: {err.strip()}"]
+    report = json.loads(out)
+    earliest = report.get("earliestSnapshot") or 0
+    appends = [s["id"] for s in report["snapshots"] if s["commitKind"] == "APPEND"]
+    kept = sorted(i for i in landed_ids if i >= earliest)
+    out = []
+    if len(set(landed_ids)) != len(landed_ids):
+        out.append(f"two writes reported one snapshot: {sorted(landed_ids)}")
+    if sorted(appends) != kept:
+        out.append(f"APPEND snapshots {sorted(appends)} are not the landed writes' {kept}")
+    return out
+
 def concurrent_round(binary, work, rng, writers, writes_each, keys, warehouse=None):
     table = f"{warehouse}/r{rng.randrange(1 << 40)}/db.db/t" if warehouse else os.path.join(work, "t")
     dv = rng.random() < 0.5
@@ -101,6 +118,7 @@ def concurrent_round(binary, work, rng, writers, writes_each, keys, warehouse=No
     if got != model:
         failures.append(f"divergence ({'dv' if dv else 'mor'}): scan {code} {err.strip()} differs from the model of "
                         f"{len(landed)} landed writes")
+    failures.extend(commit_count_failures(binary, table, [sid for sid, _ in landed]))
     code, out, err = run(binary, "clean", table, "--older-than", "0s", "--dry-run", "--json")
     if code != 0:
         failures.append(f"clean exited {code}: {err.strip()}")

@@ -6,15 +6,16 @@
 //! default) and prints the counts (docs/ARCHITECTURE.md, "Corruption sweep").
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, RecordBatch};
-use strata::spec::{
-    BinaryRow, DataType, Datum, DeletionVectorMeta, IndexFileMeta, TableSchema, DELETION_VECTORS_INDEX,
-};
+use common::fixtures::id_name_v_schema;
+use strata::spec::{BinaryRow, Datum, DeletionVectorMeta, IndexFileMeta, DELETION_VECTORS_INDEX};
 use strata::table::{CommitMessage, Committable};
 use strata::{Catalog, ErrorKind, FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
 use strata_sim::FaultyFileIO;
@@ -23,16 +24,8 @@ fn create(dir: &std::path::Path, name: &str, options: &[(&str, &str)]) -> Table 
     let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
     let catalog = Catalog::new(io, dir.to_str().unwrap());
     catalog.create_database("db", true).unwrap();
-    let mut opts = BTreeMap::from([("bucket".to_string(), "1".to_string())]);
-    opts.extend(options.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    let schema = TableSchema::new(
-        vec![("id".into(), DataType::bigint()), ("name".into(), DataType::string()), ("v".into(), DataType::bigint())],
-        vec![],
-        vec!["id".into()],
-        opts,
-        0,
-    )
-    .unwrap();
+    let opts: Vec<(&str, &str)> = [("bucket", "1")].into_iter().chain(options.iter().copied()).collect();
+    let schema = id_name_v_schema(&opts);
     catalog.create_table("db", name, schema, false).unwrap()
 }
 

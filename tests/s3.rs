@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::Barrier;
 
 use arrow_array::{Int64Array, RecordBatch, StringArray};
+use common::fixtures::id_name_v_schema;
 use common::s3;
 use serde_json::{json, Value};
 use strata::spec::{DataType, Datum, TableSchema};
@@ -28,21 +29,10 @@ fn catalog_env() -> Vec<(&'static str, String)> {
 
 /// `id BIGINT` key, `name STRING`, `v BIGINT`; deletion vectors or merge-on-read; two buckets.
 fn create(uri: &str, dv: bool, extra: &[(&str, &str)]) -> Table {
-    let mut options = BTreeMap::from([
-        ("bucket".to_string(), "2".to_string()),
-        ("deletion-vectors.enabled".to_string(), dv.to_string()),
-    ]);
-    for (k, v) in extra {
-        options.insert(k.to_string(), v.to_string());
-    }
-    let schema = TableSchema::new(
-        vec![("id".into(), DataType::bigint()), ("name".into(), DataType::string()), ("v".into(), DataType::bigint())],
-        vec![],
-        vec!["id".into()],
-        options,
-        0,
-    )
-    .unwrap();
+    let dv = dv.to_string();
+    let base = [("bucket", "2"), ("deletion-vectors.enabled", dv.as_str())];
+    let options: Vec<(&str, &str)> = base.into_iter().chain(extra.iter().copied()).collect();
+    let schema = id_name_v_schema(&options);
     let l = open(uri);
     Table::create(l.io, &l.path, schema).unwrap()
 }

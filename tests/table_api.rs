@@ -2,15 +2,18 @@
 //! limit, time travel, count), against a `BTreeMap` model in both table modes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, RecordBatch};
+use common::fixtures::id_name_v_schema;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use strata::spec::{DataType, Datum, TableSchema};
+use strata::spec::Datum;
 use strata::{get, Catalog, CmpOp, FileIO, LocalFileIO, Predicate, ReadBuilder, Table, TableWriter};
 
 type Model = BTreeMap<i64, (String, Option<i64>)>;
@@ -19,22 +22,10 @@ fn table(dir: &std::path::Path, name: &str, dv: bool, extra: &[(&str, &str)]) ->
     let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
     let catalog = Catalog::new(io, dir.to_str().unwrap());
     catalog.create_database("db", true).unwrap();
-    let mut options = BTreeMap::from([
-        ("bucket".to_string(), "3".to_string()),
-        ("deletion-vectors.enabled".to_string(), dv.to_string()),
-        ("target-file-size".to_string(), "16 kb".to_string()),
-    ]);
-    for (k, v) in extra {
-        options.insert(k.to_string(), v.to_string());
-    }
-    let schema = TableSchema::new(
-        vec![("id".into(), DataType::bigint()), ("name".into(), DataType::string()), ("v".into(), DataType::bigint())],
-        vec![],
-        vec!["id".into()],
-        options,
-        0,
-    )
-    .unwrap();
+    let dv = dv.to_string();
+    let base = [("bucket", "3"), ("deletion-vectors.enabled", dv.as_str()), ("target-file-size", "16 kb")];
+    let options: Vec<(&str, &str)> = base.into_iter().chain(extra.iter().copied()).collect();
+    let schema = id_name_v_schema(&options);
     let t = catalog.create_table("db", name, schema, false).unwrap();
     assert!(catalog.list_tables("db").unwrap().contains(&name.to_string()));
     t

@@ -54,6 +54,19 @@ pub(crate) fn kv_schema(options: &[(&str, &str)]) -> TableSchema {
     .unwrap()
 }
 
+/// The schema `id BIGINT (pk), name STRING, v BIGINT` with `options` (a later entry of a key wins).
+pub(crate) fn id_name_v_schema(options: &[(&str, &str)]) -> TableSchema {
+    let options: BTreeMap<String, String> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    TableSchema::new(
+        vec![("id".into(), DataType::bigint()), ("name".into(), DataType::string()), ("v".into(), DataType::bigint())],
+        vec![],
+        vec!["id".into()],
+        options,
+        0,
+    )
+    .unwrap()
+}
+
 /// A table `id BIGINT (pk), v BIGINT` with `buckets` buckets and extra options.
 pub(crate) fn create_table(io: Arc<dyn FileIO>, path: &str, buckets: i32, extra: &[(&str, &str)]) -> Table {
     let buckets = buckets.to_string();
