@@ -1,6 +1,7 @@
 //! The CLI speaks to people (issue 14, section 3): plain messages instead of Rust debug output, the exit
 //! codes `--help` lists, keys that are not found named, keys holding commas expressible, and invalid
-//! maintenance arguments refused with the valid range instead of being bent into one.
+//! maintenance arguments refused with the valid range instead of being bent into one; `strata sql` (issue 18)
+//! with the output formats of `scan`, a prompt reading from a pipe, and the same exit codes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -102,4 +103,90 @@ fn messages_say_what_happened_without_debug_output() {
         assert!(!text.contains("Some(") && !text.contains("None") && !text.contains(" { "), "{what}: {text}");
     }
     assert!(out.starts_with("ok: "), "{out}");
+}
+
+/// `strata sql --warehouse WH ARGS...` with `stdin` piped in; returns (exit code, stdout, stderr).
+fn sql(wh: &str, args: &[&str], stdin: &str) -> (i32, String, String) {
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["sql", "--warehouse", wh])
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
+}
+
+/// A warehouse holding `db.t` (id BIGINT NOT NULL, name STRING, v BIGINT; key id), made by `strata create`.
+fn warehouse(dir: &std::path::Path) -> String {
+    let wh = dir.join("wh").to_string_lossy().into_owned();
+    let t = format!("{wh}/db.db/t");
+    let (code, _, err) =
+        strata(&["create", &t, "--schema", "id BIGINT NOT NULL, name STRING, v BIGINT", "--primary-key", "id"]);
+    assert_eq!(code, 0, "{err}");
+    wh
+}
+
+#[test]
+fn sql_inserts_then_selects_in_the_formats_of_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = warehouse(dir.path());
+    let insert = "INSERT INTO db.t VALUES (1, 'a', 10), (2, 'b', 20), (3, NULL, 30)";
+    let (code, out, err) = sql(&wh, &["--json", insert], "");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "{\"count\":3}\n");
+    // An upsert by key, then a query: each statement prints its own rows.
+    let two = "INSERT INTO db.t VALUES (2, 'B', 21); SELECT id, name, v FROM db.t WHERE v > 15 ORDER BY id";
+    let (code, out, err) = sql(&wh, &["--json", two], "");
+    assert_eq!(code, 0, "{err}");
+    let want = "{\"count\":1}\n{\"id\":2,\"name\":\"B\",\"v\":21}\n{\"id\":3,\"name\":null,\"v\":30}\n";
+    assert_eq!(out, want);
+    let (code, out, err) = sql(&wh, &["--format", "csv", "SELECT id, name FROM db.t ORDER BY id"], "");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "id,name\n1,a\n2,B\n3,\n");
+    let (code, out, err) = sql(&wh, &["SELECT count(*) AS n, sum(v) AS s FROM db.t"], "");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "+---+----+\n| n | s  |\n+---+----+\n| 3 | 61 |\n+---+----+\n");
+    // Deletes by key; a key filter reads one data file, which --verbose reports.
+    let (code, out, err) =
+        sql(&wh, &["--json", "-v", "DELETE FROM db.t WHERE id = 1; SELECT id FROM db.t WHERE id = 3"], "");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "{\"count\":1}\n{\"id\":3}\n");
+    assert!(err.lines().nth(1).is_some_and(|l| l.starts_with("1 rows, 1 data files read by 1 Strata scans")), "{err}");
+}
+
+#[test]
+fn sql_reads_statements_from_a_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = warehouse(dir.path());
+    let script = "INSERT INTO db.t\n  VALUES (7, 'x', 70), (8, 'y', 80);\n\nSELECT name\nFROM db.t\nWHERE id = 8;\nSELECT sum(v) AS s FROM db.t\n";
+    let (code, out, err) = sql(&wh, &["--format", "csv"], script);
+    assert_eq!(code, 0, "{err}");
+    // The last statement needs no `;`; nothing is prompted when stdin is not a terminal.
+    assert_eq!(out, "count\n2\nname\ny\ns\n150\n");
+    assert_eq!(err, "");
+}
+
+#[test]
+fn sql_errors_are_typed_and_end_a_piped_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = warehouse(dir.path());
+    for (query, code) in [("SELEC 1", 2), ("SELECT nope FROM db.t", 2), ("SELECT * FROM db.missing", 3)] {
+        let (got, out, err) = sql(&wh, &[query], "");
+        assert_eq!(got, code, "{query}: {err}");
+        assert_eq!(out, "", "{query}");
+        assert!(err.starts_with("strata: error: ") && !err.contains("panicked"), "{query}: {err}");
+    }
+    // A piped script stops at its first error: the INSERT after it does not run.
+    let script = "SELECT 1 AS one;\nSELECT * FROM db.missing;\nINSERT INTO db.t VALUES (1, 'a', 1);\n";
+    let (code, out, err) = sql(&wh, &["--json"], script);
+    assert_eq!(code, 3, "{err}");
+    assert_eq!(out, "{\"one\":1}\n");
+    let (code, out, _) = sql(&wh, &["--json", "SELECT count(*) AS n FROM db.t"], "");
+    assert_eq!((code, out.as_str()), (0, "{\"n\":0}\n"));
 }

@@ -157,6 +157,39 @@ def cmd_sql(spec):
     return {'rows': _rows(batches), 'columns': _columns(batches)}
 
 
+def cmd_sql_many(spec):
+    """Runs each of `queries` through one SQLContext with the warehouse registered as catalog `p`: one
+    {rows, columns} per query, or {error} when paimon-rust refuses it (the message, for the caller to show)."""
+    ctx = _sql_context(spec['warehouse'])
+    out = []
+    for query in spec['queries']:
+        try:
+            batches = ctx.sql(query)
+        except Exception as e:  # pypaimon_rust raises its own exception types; the caller decides.
+            out.append({'error': f"{type(e).__name__}: {e}"})
+            continue
+        out.append({'rows': _rows(batches), 'columns': [f.name for f in batches[0].schema] if batches else []})
+    return out
+
+
+def cmd_sql_bench(spec):
+    """Times each of `queries` (spec {warehouse, queries, runs}): the best and the median of `runs` runs in
+    seconds, rows collected included, and the rows of the last run."""
+    import time
+    ctx = _sql_context(spec['warehouse'])
+    out = []
+    for query in spec['queries']:
+        times, rows = [], 0
+        for _ in range(spec.get('runs', 3)):
+            started = time.perf_counter()
+            batches = ctx.sql(query)
+            times.append(time.perf_counter() - started)
+            rows = sum(b.num_rows for b in batches)
+        times.sort()
+        out.append({'query': query, 'best': times[0], 'median': times[len(times) // 2], 'rows': rows})
+    return out
+
+
 def cmd_snapshots(spec):
     """paimon-rust's view of the table's snapshots, oldest first."""
     table = _table_at(spec['path'])
@@ -174,7 +207,8 @@ def cmd_tags(spec):
 
 COMMANDS = {'create': cmd_create, 'write': cmd_write, 'read': cmd_read, 'incremental': cmd_incremental,
             'incremental_ranges': cmd_incremental_ranges,
-            'sql': cmd_sql, 'snapshots': cmd_snapshots, 'tags': cmd_tags}
+            'sql': cmd_sql, 'sql_many': cmd_sql_many, 'sql_bench': cmd_sql_bench, 'snapshots': cmd_snapshots,
+            'tags': cmd_tags}
 
 
 def main():

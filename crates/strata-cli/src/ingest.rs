@@ -1,13 +1,15 @@
 //! `strata write`: input files (read by [`crate::input`]) into one commit, written again on the latest
-//! snapshot when a concurrent commit got there first; and the one-off batch commit that `write` and
-//! `compact` share.
+//! snapshot when a concurrent commit got there first.
 
 use strata_spec::{Error, ErrorKind};
-use strata_table::Table;
+use strata_table::{commit_batch, BatchSnapshots as Snapshots, Table};
 
 use crate::input::{self, InputOptions};
 use crate::progress::Progress;
 use crate::{io, location, report};
+
+/// The commit-user prefix of the CLI's one-off commits.
+pub(crate) const CLI_JOB: &str = "strata-cli";
 
 /// `strata write`'s arguments.
 #[derive(clap::Args, Debug)]
@@ -89,7 +91,7 @@ pub(crate) fn write_inputs(
         let progress = Progress::start("flushing, compacting and committing");
         // One commit per call, like a Paimon batch write: compaction finishes inside it.
         let messages = write.prepare_commit_waiting()?;
-        let result = commit(&table, &mut write, messages, None);
+        let result = commit_batch(CLI_JOB, &table, &mut write, messages, None);
         progress.finish();
         match result {
             Err(e) if e.kind() == ErrorKind::Conflict && attempt < max_retries => {
@@ -128,66 +130,4 @@ fn write_rows(
     }
     progress.finish();
     Ok(rows)
-}
-
-/// Commits `messages` as a one-off batch job (a fresh commit user; Paimon's batch identifier). When the commit fails and did not land, the files the
-/// messages added are removed (best effort), so a failed write or compaction (a conflict, a full disk)
-/// leaves no orphans behind.
-/// The snapshots a one-off commit made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Snapshots {
-    /// The APPEND snapshot with the written rows (`None`: the commit wrote no rows, only compacted).
-    pub(crate) append: Option<i64>,
-    /// The last snapshot the commit made.
-    pub(crate) last: i64,
-}
-
-pub(crate) fn commit(
-    table: &Table,
-    write: &mut strata_table::TableWrite,
-    messages: Vec<strata_table::CommitMessage>,
-    kind: Option<strata_spec::CommitKind>,
-) -> Result<Option<Snapshots>, Error> {
-    let user = format!("strata-cli-{}", uuid::Uuid::new_v4());
-    let c = strata_table::Committable { identifier: i64::MAX, messages, kind, properties: None };
-    let committer = table.new_commit(&user)?;
-    match committer.commit(&c) {
-        Ok(strata_table::CommitOutcome::CompactionDropped(id)) => {
-            // The write landed; its compaction conflicted and is garbage. Compact its buckets again from the
-            // latest snapshot, so deletion-vector readers (which skip level 0) see the rows now; best effort,
-            // since the rows are committed either way and the next compaction takes them up.
-            write.discard(&strata_table::compaction_increments(&c));
-            let buckets: Vec<_> = c.messages.iter().map(|m| (m.partition.clone(), m.bucket)).collect();
-            // A compaction-only commit: it has no APPEND half, so it cannot end here again.
-            let again = write.open_buckets(&buckets).and_then(|()| write.prepare_commit_waiting());
-            let again = again.and_then(|messages| commit(table, write, messages, None));
-            let last = match again {
-                Ok(compacted) => compacted.map_or(id, |s| s.last),
-                Err(e) => {
-                    tracing::warn!(error = %e, "compacting again after a dropped compaction failed; the next compaction takes the rows up");
-                    id
-                }
-            };
-            Ok(Some(Snapshots { append: Some(id), last }))
-        }
-        Ok(outcome) => {
-            let Some(last) = outcome.snapshot_id() else { return Ok(None) };
-            // Which of the two snapshots holds the rows, by this one-off user's identifier.
-            let append = committer.landed(c.identifier)?.append;
-            Ok(Some(Snapshots { append, last }))
-        }
-        Err(e) => {
-            // Remove what no snapshot holds: both halves after a conflict (a conflict never lands), else
-            // what the snapshots show did not land. When that cannot be told, nothing (orphans at worst).
-            let left = if e.kind() == ErrorKind::Conflict {
-                Some(c.messages.clone())
-            } else {
-                committer.landed(c.identifier).ok().map(|l| strata_table::uncommitted_messages(&c, l))
-            };
-            if let Some(left) = left {
-                write.discard(&left);
-            }
-            Err(e)
-        }
-    }
 }

@@ -15,6 +15,7 @@ mod ingest;
 mod input;
 mod progress;
 mod sim;
+mod sql;
 mod tags;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -113,6 +114,10 @@ enum Command {
         #[command(flatten)]
         changes: changes::ChangeArgs,
     },
+    /// Run SQL over a warehouse's tables (DataFusion): queries, joins, INSERT INTO, DELETE FROM, system tables
+    /// (db."t$snapshots"), time travel (VERSION AS OF n, FOR SYSTEM_TIME AS OF TIMESTAMP '...'); without a query,
+    /// a prompt.
+    Sql(sql::SqlArgs),
     /// Write rows from files (jsonl, csv or parquet, by extension) into a table: one commit for all of them.
     /// Fields go to columns by name; a value that does not fit its column exactly is refused.
     Write(ingest::WriteArgs),
@@ -423,6 +428,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             alter::run(args, matches.subcommand_matches("alter"))?;
         }
         Command::Write(args) => ingest::run(args)?,
+        Command::Sql(args) => sql::run(args)?,
         Command::Compact { table_dir, full, delete_ratio_threshold, json } => {
             compact(&table_dir, full, delete_ratio_threshold, json)?
         }
@@ -518,7 +524,7 @@ fn compact(table_dir: &str, full: bool, delete_ratio_threshold: Option<f64>, jso
     let files_after: usize = messages.iter().map(|m| m.increment.compact.compact_after.len()).sum();
     // A compaction is one COMPACT snapshot, postponed rows moved into real buckets included (they were
     // in an APPEND snapshot already, when the postponed files were written).
-    let outcome = ingest::commit(&table, &mut write, messages, None)?.map(|s| s.last);
+    let outcome = strata_table::commit_batch(ingest::CLI_JOB, &table, &mut write, messages, None)?.map(|s| s.last);
     report(
         json,
         &serde_json::json!({"filesRemoved": files_before, "filesAdded": files_after, "snapshot": outcome}),

@@ -57,6 +57,11 @@ impl FileSystemCatalog {
         self.io.mkdirs(&path)
     }
 
+    /// Whether database `db` exists.
+    pub fn database_exists(&self, db: &str) -> Result<bool> {
+        self.io.exists(&self.database_path(db))
+    }
+
     /// Database names.
     pub fn list_databases(&self) -> Result<Vec<String>> {
         let mut dbs: Vec<String> = self

@@ -2,6 +2,7 @@
 //! commit.
 
 mod alter;
+mod batch_commit;
 mod bucket_mode;
 mod catalog;
 mod commit;
@@ -41,6 +42,7 @@ pub use snapshot_manager::SnapshotManager;
 pub use table::{DeletionFile, OptionPolicy, Table};
 
 // Writing: table writers, the commit messages they hand over, and the atomic commit.
+pub use batch_commit::{commit_batch, BatchSnapshots};
 pub use commit::{now_millis, CommitOutcome, Committable, FileStoreCommit, Landed, RetryPolicy};
 pub use commit_message::{AbsorbedFiles, CommitMessage};
 pub use table_writer::{compaction_increments, uncommitted_messages, TableWriter};

@@ -274,7 +274,7 @@ pub fn uncommitted_messages(c: &crate::commit::Committable, landed: crate::commi
     }
 }
 
-fn placeholder(t: &DataType) -> strata_spec::Datum {
+pub(crate) fn placeholder(t: &DataType) -> strata_spec::Datum {
     use strata_spec::{Datum as D, TypeRoot as R};
     match t.root {
         R::Boolean => D::Boolean(false),

@@ -297,6 +297,31 @@ impl TableWrite {
         self.write_with_kinds(batch, &kinds)
     }
 
+    /// Deletes the rows whose primary keys are the rows of `keys` (key columns by name; other columns are
+    /// ignored): each becomes a delete row that carries its key, NULL in the nullable columns and a
+    /// placeholder in the other NOT NULL ones (a delete's values are never read).
+    pub fn delete_keys(&mut self, keys: &RecordBatch) -> Result<()> {
+        let schema = self.table.schema().clone();
+        let n = keys.num_rows();
+        let (mut fields, mut cols) = (Vec::new(), Vec::new());
+        for (f, t) in schema.fields.iter().zip(&self.value_types) {
+            let col = if schema.primary_keys.contains(&f.name) {
+                keys.column_by_name(&f.name)
+                    .cloned()
+                    .ok_or_else(|| Error::invalid("delete", format!("key column '{}' is missing", f.name)))?
+            } else if !t.nullable {
+                strata_format::array_of(t, &vec![Some(crate::table_writer::placeholder(t)); n])?
+            } else {
+                continue;
+            };
+            fields.push(arrow_schema::Field::new(f.name.clone(), col.data_type().clone(), true));
+            cols.push(col);
+        }
+        let batch = RecordBatch::try_new(std::sync::Arc::new(arrow_schema::Schema::new(fields)), cols)
+            .map_err(|e| Error::invalid("delete", e.to_string()))?;
+        self.write_with_kinds(&batch, &vec![RowKind::Delete.to_byte(); n])
+    }
+
     /// Writes rows with explicit row kinds (`RowKind` bytes).
     pub fn write_with_kinds(&mut self, batch: &RecordBatch, kinds: &[i8]) -> Result<()> {
         if self.purpose == WritePurpose::Compaction {

@@ -94,6 +94,25 @@ impl ReadBuilder {
         })
     }
 
+    /// Reads a plan's splits one after another on the calling thread, handing each batch (filtered and
+    /// projected, possibly empty) to `emit` until it returns false. For callers that bring their own threads:
+    /// a DataFusion partition reads its share of a plan's splits this way, on a blocking thread of its own.
+    /// The limit is not applied: the caller stops when it has enough.
+    pub fn read_plan_with(&self, plan: &Plan, emit: &mut dyn FnMut(RecordBatch) -> bool) -> Result<()> {
+        let reader = self.split_reader_for(plan)?;
+        let mut more = true;
+        for split in &plan.splits {
+            reader.read_split(split, &mut |b| {
+                more = emit(b);
+                more
+            })?;
+            if !more {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// [`split_reader`](Self::split_reader) for reading `plan`: on a store that counts requests (an object
     /// store), the plan's files are fetched ahead of the read threads (unless a limit may stop it early).
     fn split_reader_for(&self, plan: &Plan) -> Result<SplitReader> {
