@@ -1,4 +1,5 @@
-//! Strata's fixed-bucket function against pypaimon's, on 10,000 random keys of every supported key type.
+//! Strata's fixed-bucket function against pypaimon's, on 10,000 random keys of every supported key type; and
+//! lookups in a table whose partitions were written with different bucket counts (Paimon's rescale).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -6,7 +7,13 @@ mod common;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use strata::spec::{bucket_of, DataType, Datum};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use strata::spec::{bucket_of, DataType, Datum, TableSchema};
+use strata::{get, CmpOp, FileIO, LocalFileIO, Predicate, ReadBuilder, Table, TableQuery, TableWriter};
 
 const KEYS: usize = 10_000;
 
@@ -149,4 +156,83 @@ fn bucket_function_agrees_with_pypaimon_for_every_key_type() {
     }
     check(&["INT", "STRING"], 16, 100);
     check(&["BIGINT", "DATE", "BYTES"], 3, 101);
+}
+
+/// `p STRING` (partition), `id BIGINT`, `v BIGINT`; primary key (p, id); `buckets` fixed buckets.
+fn partitioned_schema(buckets: i32, dv: bool) -> TableSchema {
+    let options = BTreeMap::from([
+        ("bucket".to_string(), buckets.to_string()),
+        ("deletion-vectors.enabled".to_string(), dv.to_string()),
+    ]);
+    let fields =
+        vec![("p".into(), DataType::string()), ("id".into(), DataType::bigint()), ("v".into(), DataType::bigint())];
+    TableSchema::new(fields, vec!["p".into()], vec!["p".into(), "id".into()], options, 0).unwrap()
+}
+
+fn write_partition(t: &Table, p: &str, keys: std::ops::Range<i64>, tag: i64) {
+    let mut w = TableWriter::new(t, "u").unwrap();
+    for k in keys {
+        w.put(vec![Some(Datum::String(p.into())), Some(Datum::BigInt(k)), Some(Datum::BigInt(k * 10 + tag))]).unwrap();
+    }
+    w.commit().unwrap();
+}
+
+fn value_in(b: Option<arrow_array::RecordBatch>) -> Option<i64> {
+    let b = b?;
+    Some(b.column_by_name("v").unwrap().as_primitive::<Int64Type>().value(b.num_rows() - 1))
+}
+
+/// Paimon rescales a fixed-bucket table by changing `bucket` and then overwriting partitions one by one
+/// (`ALTER TABLE t SET ('bucket' = '4')`, `INSERT OVERWRITE ... PARTITION`): until a partition is rewritten
+/// its files keep the old count, recorded in each manifest entry's `_TOTAL_BUCKETS`. `get` and `TableQuery`
+/// routed every key by the table's new count and missed the keys of old partitions whose bucket differs.
+#[test]
+fn lookups_route_by_the_bucket_count_each_partition_was_written_with() {
+    for dv in [true, false] {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("t");
+        let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
+        let t = Table::create(io.clone(), dir.to_str().unwrap(), partitioned_schema(2, dv)).unwrap();
+        write_partition(&t, "old", 0..200, 1);
+        // What Paimon's ALTER TABLE writes (Strata itself refuses the change on a table with data).
+        let mut schema_json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("schema/schema-0")).unwrap()).unwrap();
+        schema_json["id"] = 1.into();
+        schema_json["options"]["bucket"] = "4".into();
+        std::fs::write(dir.join("schema/schema-1"), schema_json.to_string()).unwrap();
+        let t = Table::open(io, dir.to_str().unwrap()).unwrap();
+        assert_eq!(t.schema().id, 1);
+        write_partition(&t, "new", 0..200, 2);
+        let moved = (0..200).filter(|&k| {
+            let key = [Some(Datum::BigInt(k))];
+            bucket_of(&key, &[DataType::bigint()], 2).unwrap() != bucket_of(&key, &[DataType::bigint()], 4).unwrap()
+        });
+        assert!(moved.count() > 50, "the test needs keys whose bucket differs between the two counts");
+        let query = TableQuery::new(&t).unwrap();
+        for (p, tag) in [("old", 1), ("new", 2)] {
+            for k in 0..200 {
+                let key = [Some(Datum::String(p.into())), Some(Datum::BigInt(k))];
+                assert_eq!(value_in(get(&t, &key, None).unwrap()), Some(k * 10 + tag), "get {p}/{k}, dv {dv}");
+                assert_eq!(value_in(query.get(&key).unwrap()), Some(k * 10 + tag), "TableQuery {p}/{k}, dv {dv}");
+            }
+        }
+        let rows: usize = ReadBuilder::new(&t).read().unwrap().batches.iter().map(|b| b.num_rows()).sum();
+        assert_eq!(rows, 400, "dv {dv}");
+        // A scan filtered to one key prunes buckets by the same counts.
+        for (p, k) in (0..200).step_by(7).flat_map(|k| [("old", k), ("new", k)]) {
+            let filter = Predicate::And(vec![
+                Predicate::cmp("p", CmpOp::Eq, Datum::String(p.into())),
+                Predicate::cmp("id", CmpOp::Eq, Datum::BigInt(k)),
+            ]);
+            let read = ReadBuilder::new(&t).with_filter(filter).read().unwrap();
+            assert_eq!(read.num_rows(), 1, "scan {p}/{k}, dv {dv}");
+        }
+        // A write into the old partition with the new count would split its keys over two bucket functions:
+        // refused, and the table is unchanged.
+        let mut w = TableWriter::new(&t, "u").unwrap();
+        w.put(vec![Some(Datum::String("old".into())), Some(Datum::BigInt(7)), Some(Datum::BigInt(-1))]).unwrap();
+        assert!(w.commit().is_err(), "dv {dv}");
+        let key = [Some(Datum::String("old".into())), Some(Datum::BigInt(7))];
+        assert_eq!(value_in(get(&t, &key, None).unwrap()), Some(71), "dv {dv}");
+    }
 }

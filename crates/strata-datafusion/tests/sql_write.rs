@@ -146,9 +146,10 @@ fn scans(rt: &tokio::runtime::Runtime, session: &StrataSession, sql: &str) -> Ve
 fn a_selective_key_filter_reads_only_the_files_whose_key_range_can_match() {
     let rt = runtime();
     let wh = Warehouse::new();
-    // Small files: a compaction of many keys rolls into many level files, each a narrow key range.
+    // Small files: a compaction of many keys rolls into many level files, each a narrow key range. Three
+    // buckets: an equality on the key also rules out the buckets its hash does not go to.
     let opts = [
-        ("bucket", "1"),
+        ("bucket", "3"),
         ("deletion-vectors.enabled", "true"),
         ("target-file-size", "1kb"),
         ("read.batch-size", "512"),
@@ -170,7 +171,8 @@ fn a_selective_key_filter_reads_only_the_files_whose_key_range_can_match() {
     drop(w);
     let session = StrataSession::open(&wh.path(), &Default::default()).unwrap();
 
-    // What can match, from the manifest's key ranges (levels >= 1: deletion-vector reads skip level 0).
+    // What can match, from the manifest's key ranges and buckets (levels >= 1: deletion-vector reads skip
+    // level 0), with Paimon's bucket function (checked against pypaimon's in tests/bucket_compat.rs).
     let snapshot = t.snapshot(None).unwrap().unwrap();
     let files = t.live_files(&snapshot).unwrap();
     let key = |row: &BinaryRow| match row.get(0, &DataType::bigint()).unwrap() {
@@ -178,21 +180,37 @@ fn a_selective_key_filter_reads_only_the_files_whose_key_range_can_match() {
         other => panic!("key {other:?}"),
     };
     let upper: Vec<_> = files.iter().filter(|e| e.file.level > 0).collect();
-    let can_match = |k: i64| upper.iter().filter(|e| key(&e.file.min_key) <= k && k <= key(&e.file.max_key)).count();
+    let in_range = |k: i64| upper.iter().filter(move |e| key(&e.file.min_key) <= k && k <= key(&e.file.max_key));
+    // The bucket key is the primary key (id, p): a filter pinning both rules out the other buckets.
+    let types = [DataType::bigint(), DataType::string()];
+    let bucket = |k: i64, n: i32| {
+        strata_spec::bucket_of(&[Some(Datum::BigInt(k)), Some(Datum::String("a".into()))], &types, n).unwrap()
+    };
+    let can_match = |k: i64| in_range(k).count();
+    let in_bucket = |k: i64| in_range(k).filter(|e| e.bucket == bucket(k, e.total_buckets)).count();
+    let keys = [0i64, 97, 12_345, 19_999];
+    assert!(
+        keys.iter().map(|&k| in_bucket(k)).sum::<usize>() < keys.iter().map(|&k| can_match(k)).sum::<usize>(),
+        "some file in range is in another bucket"
+    );
     assert!(upper.len() >= 10, "{} files above level 0", upper.len());
 
     let full = scans(&rt, &session, "SELECT id, v FROM db.t");
     assert_eq!(full, vec![(upper.len(), full[0].1)], "a full scan reads every file");
-    for k in [0i64, 97, 12_345, 19_999] {
-        let sql = format!("SELECT id, v FROM db.t WHERE id = {k}");
-        let got = scans(&rt, &session, &sql);
-        assert_eq!(got.len(), 1);
-        assert_eq!(got[0].0, can_match(k), "{sql}: files read");
-        assert!(got[0].0 <= 2, "{sql}: {} files", got[0].0);
-        assert_eq!(got[0].1 .0, got[0].1 .1, "{sql}: raw splits only");
-        let rows = rt.block_on(session.query(&sql)).unwrap();
+    for k in keys {
         let v = if k % 97 == 0 { -k } else { k };
-        assert_eq!(column(&rows, "v"), vec![Some(v.to_string())], "{sql}");
+        for (sql, files) in [
+            (format!("SELECT id, v FROM db.t WHERE id = {k}"), can_match(k)),
+            (format!("SELECT id, v FROM db.t WHERE id = {k} AND p = 'a'"), in_bucket(k)),
+        ] {
+            let got = scans(&rt, &session, &sql);
+            assert_eq!(got.len(), 1);
+            assert_eq!(got[0].0, files, "{sql}: files read");
+            assert_eq!(got[0].1 .0, got[0].1 .1, "{sql}: raw splits only");
+            let rows = rt.block_on(session.query(&sql)).unwrap();
+            assert_eq!(column(&rows, "v"), vec![Some(v.to_string())], "{sql}");
+        }
+        assert!(in_bucket(k) <= 2, "key {k}: {} files", in_bucket(k));
     }
     let sql = "SELECT id FROM db.t WHERE id BETWEEN 5000 AND 5999";
     let files_read = scans(&rt, &session, sql)[0].0;

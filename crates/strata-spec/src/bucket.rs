@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::types::DataType;
 
 /// The bucket for a bucket-key hash (Java's `Math.abs(hash % numBuckets)`).
-pub(crate) fn bucket_of_hash(hash: i32, num_buckets: i32) -> Result<i32> {
+pub fn bucket_of_hash(hash: i32, num_buckets: i32) -> Result<i32> {
     if num_buckets <= 0 {
         return Err(Error::invalid(
             "option 'bucket'",

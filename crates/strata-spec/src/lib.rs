@@ -40,7 +40,7 @@ pub use option_rules::OptionPolicy;
 pub use options::{ChangelogProducer, CoreOptions, LookupCompactMode, MergeEngine};
 
 // Buckets: the fixed-bucket function and the key hash (the dynamic-bucket index file is `hash_index_file`).
-pub use bucket::{bucket_of, key_hash};
+pub use bucket::{bucket_of, bucket_of_hash, key_hash};
 
 // Snapshots, manifests and the metadata of data and index files.
 pub use data_file_meta::{DataFileMeta, FileSource};

@@ -7,7 +7,7 @@ use strata_format::{
     file_columns, open_data_file_ranged, read_positions, CmpOp, KeyValueLayout, MergeConfig, MergeIterator, Predicate,
     Run, TypedPredicate, DEFAULT_BATCH_SIZE,
 };
-use strata_spec::{bucket_of, BinaryRow, DataType, Datum, Error, Result};
+use strata_spec::{bucket_of_hash, key_hash, BinaryRow, DataType, Datum, Error, Result};
 
 use crate::read::ReadBuilder;
 use crate::table::Table;
@@ -16,15 +16,43 @@ use crate::table::Table;
 /// columns minus partition columns, as datums).
 pub(crate) struct RoutedKey {
     pub(crate) partition: BinaryRow,
-    /// `None` when the bucket mode (dynamic, postpone) does not say: any bucket of the partition may hold it.
-    pub(crate) bucket: Option<i32>,
+    pub(crate) bucket: KeyBuckets,
     pub(crate) key: Vec<Option<Datum>>,
 }
 
-/// Whether a file of `bucket` may hold a key routed to `routed` (postponed files, in negative buckets, are
-/// not visible to batch reads, as in Paimon).
-pub(crate) fn in_bucket(routed: Option<i32>, bucket: i32) -> bool {
-    routed.map_or(bucket >= 0, |r| r == bucket)
+/// Which buckets of its partition may hold a routed key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KeyBuckets {
+    /// Fixed buckets: the bucket key's hash, placed by the bucket count the partition's files were written
+    /// with (`_TOTAL_BUCKETS`). That is the table's `bucket` unless the option changed and only some
+    /// partitions were rewritten since (Paimon's rescale: `ALTER TABLE ... SET ('bucket' = ...)` and then
+    /// `INSERT OVERWRITE` per partition); routing those by the new count would miss keys.
+    Hashed { hash: i32, table_buckets: i32 },
+    /// Dynamic and postpone tables place keys by their index or their writer, not by the hash: any bucket
+    /// (postponed files, in negative buckets, are not visible to batch reads, as in Paimon).
+    Any,
+}
+
+impl KeyBuckets {
+    /// The one bucket that may hold the key in a partition whose files record `total_buckets` (0 or less
+    /// when unknown: the table's count then); `None` for [`KeyBuckets::Any`].
+    pub(crate) fn bucket_for(&self, total_buckets: i32) -> Result<Option<i32>> {
+        match *self {
+            KeyBuckets::Hashed { hash, table_buckets } => {
+                let n = if total_buckets > 0 { total_buckets } else { table_buckets };
+                bucket_of_hash(hash, n).map(Some)
+            }
+            KeyBuckets::Any => Ok(None),
+        }
+    }
+
+    /// Whether a file in `bucket`, written with `total_buckets` buckets, may hold the key.
+    pub(crate) fn holds(&self, bucket: i32, total_buckets: i32) -> Result<bool> {
+        Ok(match self.bucket_for(total_buckets)? {
+            Some(b) => b == bucket,
+            None => bucket >= 0,
+        })
+    }
 }
 
 /// Routes `key` (values of every primary-key column, in the table's primary-key order) to its bucket.
@@ -49,7 +77,11 @@ pub(crate) fn route_key(table: &Table, layout: &KeyValueLayout, key: &[Option<Da
     // Dynamic (-1) and postpone (-2) tables place keys by their index or their writer, not by the hash:
     // routing them by hash would look in one bucket and miss keys in the others.
     let buckets = schema.core_options().bucket()?;
-    let bucket = if buckets > 0 { Some(bucket_of(&bucket_values, &bucket_types, buckets)?) } else { None };
+    let bucket = if buckets > 0 {
+        KeyBuckets::Hashed { hash: key_hash(&bucket_values, &bucket_types)?, table_buckets: buckets }
+    } else {
+        KeyBuckets::Any
+    };
     let trimmed: Vec<Option<Datum>> = layout.key_fields.iter().map(|k| value(&k.name)).collect::<Result<_>>()?;
     let key_types: Vec<DataType> = layout.key_fields.iter().map(|k| k.data_type).collect();
     // Through the binary row, so the key compares like the files' keys (types normalised as stored).
@@ -101,7 +133,7 @@ pub fn get(table: &Table, key: &[Option<Datum>], snapshot: Option<i64>) -> Resul
     let deletion_files = table.deletion_files(&snap)?;
     let mut candidates = Vec::new();
     for e in table.live_files_shared(&snap)?.iter() {
-        if e.partition != partition || !in_bucket(bucket, e.bucket) || (raw && e.file.level == 0) {
+        if e.partition != partition || !bucket.holds(e.bucket, e.total_buckets)? || (raw && e.file.level == 0) {
             continue;
         }
         let e = e.clone();

@@ -35,11 +35,14 @@ use strata_format::{KeyValueLayout, Run};
 use strata_io::ScratchDir;
 use strata_spec::{DataFileMeta, Datum, Error, Result, Snapshot};
 
-use crate::point_read::{in_bucket, merge_copies, route_key, RoutedKey};
+use crate::point_read::{merge_copies, route_key, RoutedKey};
 use crate::table::{DeletionFile, Table};
 
 /// Each (serialized partition, bucket)'s candidate files.
 type BucketFiles = HashMap<(Vec<u8>, i32), Vec<Candidate>>;
+
+/// The bucket count each (serialized) partition's files were written with, where they record one.
+type PartitionBuckets = HashMap<Vec<u8>, i32>;
 
 /// A data file that may hold a key, with its key range in arrow-row bytes.
 #[derive(Clone)]
@@ -84,15 +87,19 @@ impl View {
         Ok(View { schema_id: schema.id, keys: KeyEncoder::new(&layout)?, layout, raw, cache, spec, table })
     }
 
-    /// Each bucket's candidate files in `snapshot`.
-    fn candidates(&self, snapshot: &Snapshot) -> Result<BucketFiles> {
+    /// Each bucket's candidate files in `snapshot`, and each partition's bucket count.
+    fn candidates(&self, snapshot: &Snapshot) -> Result<(BucketFiles, PartitionBuckets)> {
         let mut buckets: BucketFiles = HashMap::new();
+        let mut totals: PartitionBuckets = HashMap::new();
         let mut deletion_files = self.table.deletion_files(snapshot)?;
         for e in self.table.live_files_shared(snapshot)?.iter() {
             if self.raw && e.file.level == 0 {
                 continue;
             }
             let deletion_files_key = (e.partition.clone(), e.bucket, e.file.file_name.clone());
+            if e.total_buckets > 0 {
+                totals.insert(e.partition.serialize(), e.total_buckets);
+            }
             buckets.entry((e.partition.serialize(), e.bucket)).or_default().push(Candidate {
                 path: self.table.data_file_path(e)?,
                 min: self.keys.encode_row(&e.file.min_key)?,
@@ -101,7 +108,7 @@ impl View {
                 deletion_file: deletion_files.remove(&deletion_files_key),
             });
         }
-        Ok(buckets)
+        Ok((buckets, totals))
     }
 
     /// Reads a data file whole into a lookup file in `scratch`.
@@ -118,6 +125,7 @@ struct State {
     view: Arc<View>,
     snapshot: Option<Snapshot>,
     buckets: BucketFiles,
+    partition_buckets: PartitionBuckets,
     vectors: HashMap<(String, i32), Arc<DeletionVector>>,
     cache: LookupFileCache,
 }
@@ -126,9 +134,9 @@ impl State {
     /// Points the state at `snapshot`: its candidate files per bucket; lookup files of files that left go.
     fn load(&mut self, snapshot: Option<Snapshot>) -> Result<()> {
         let _span = tracing::debug_span!("query_load_snapshot", id = snapshot.as_ref().map(|s| s.id)).entered();
-        let buckets = match &snapshot {
+        let (buckets, partition_buckets) = match &snapshot {
             Some(s) => self.view.candidates(s)?,
-            None => HashMap::new(),
+            None => (HashMap::new(), HashMap::new()),
         };
         let live: HashSet<&str> = buckets.values().flatten().map(|c| c.path.as_str()).collect();
         self.cache.retain(|p| live.contains(p));
@@ -140,6 +148,7 @@ impl State {
             .collect();
         self.vectors.retain(|k, _| wanted.contains(k));
         self.buckets = buckets;
+        self.partition_buckets = partition_buckets;
         self.snapshot = snapshot;
         Ok(())
     }
@@ -222,8 +231,14 @@ impl TableQuery {
         let scratch = Arc::new(ScratchDir::new("strata-query-"));
         let view = View::new(table.as_of(id)?)?;
         let cache = LookupFileCache::new(view.cache.clone(), scratch.clone());
-        let mut state =
-            State { view: Arc::new(view), snapshot: None, buckets: HashMap::new(), vectors: HashMap::new(), cache };
+        let mut state = State {
+            view: Arc::new(view),
+            snapshot: None,
+            buckets: HashMap::new(),
+            partition_buckets: HashMap::new(),
+            vectors: HashMap::new(),
+            cache,
+        };
         state.load(snapshot)?;
         Ok(TableQuery { state: Mutex::new(state), scratch })
     }
@@ -280,13 +295,14 @@ impl TableQuery {
                 let RoutedKey { partition, bucket, key } = route_key(&view.table, &view.layout, key)?;
                 let key_bytes = view.keys.encode(&key)?;
                 let partition = partition.serialize();
-                let files: Vec<&Candidate> = match bucket {
+                let total = st.partition_buckets.get(&partition).copied().unwrap_or(0);
+                let files: Vec<&Candidate> = match bucket.bucket_for(total)? {
                     Some(b) => st.buckets.get(&(partition, b)).into_iter().flatten().collect(),
                     // Dynamic and postpone buckets: every bucket of the partition may hold the key.
                     None => st
                         .buckets
                         .iter()
-                        .filter(|((p, b), _)| *p == partition && in_bucket(None, *b))
+                        .filter(|((p, b), _)| *p == partition && *b >= 0)
                         .flat_map(|(_, files)| files.iter())
                         .collect(),
                 };

@@ -15,6 +15,7 @@ use strata_spec::{MergeEngine, Result, Snapshot};
 
 use crate::table::Table;
 
+mod bucket_filter;
 mod plan;
 mod prefetch;
 mod split_reader;

@@ -1,6 +1,6 @@
 //! Planning a read: which files of a snapshot, grouped into splits how, with which deletion vectors.
 
-use super::ReadBuilder;
+use super::{bucket_filter, ReadBuilder};
 use crate::table::DeletionFile;
 use std::collections::{BTreeMap, HashMap};
 use strata_format::{ColumnRange, KeyValueLayout, Predicate};
@@ -106,6 +106,17 @@ impl ReadBuilder {
         })
     }
 
+    /// The bucket-key hashes the filter pins, in a fixed-bucket table (dynamic and postpone tables place keys
+    /// by their index or their writer, not by the hash).
+    fn pinned_bucket_hashes(&self, table_buckets: i32) -> Option<Vec<i32>> {
+        let filter = self.filter.as_ref().filter(|_| table_buckets > 0)?;
+        let schema = self.table.schema();
+        let keys = schema.bucket_keys();
+        let types: Vec<DataType> =
+            keys.iter().map(|k| schema.field(k).map(|f| f.data_type)).collect::<Result<_>>().ok()?;
+        bucket_filter::pinned_bucket_hashes(filter, &keys, &types)
+    }
+
     /// Plans the read: which files, grouped how, with which deletion vectors.
     pub fn plan(&self) -> Result<Plan> {
         if let Some(s) = &self.pinned {
@@ -134,10 +145,17 @@ impl ReadBuilder {
         let mut buckets: BTreeMap<(Vec<u8>, i32), Vec<ManifestEntry>> = BTreeMap::new();
         // Postponed files (bucket -2) stay unread until a compaction moves them into real buckets (Paimon's
         // batch scans of postpone-bucket tables read only real buckets).
-        let postpone = options.bucket()? == -2;
+        let table_buckets = options.bucket()?;
+        let postpone = table_buckets == -2;
+        let bucket_hashes = self.pinned_bucket_hashes(table_buckets);
         for e in live.iter().cloned() {
             if (raw_mode || self.skip_level0) && e.file.level == 0 || postpone && e.bucket < 0 {
                 continue;
+            }
+            if let Some(h) = &bucket_hashes {
+                if !bucket_filter::bucket_may_match(h, e.bucket, e.total_buckets, table_buckets) {
+                    continue;
+                }
             }
             buckets.entry((e.partition.serialize(), e.bucket)).or_default().push(e);
         }
