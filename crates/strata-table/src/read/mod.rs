@@ -3,8 +3,9 @@
 //! Planning follows Paimon: in deletion-vector mode (and for first-row tables) batch reads skip level 0 unless
 //! `deletion-vectors.merge-on-read`; files at levels >= 1 without retract rows are *raw* and are bin-packed
 //! by size into splits across buckets, each file carrying its `DeletionFile`; everything else is read per
-//! bucket with merge-on-read. Filters prune files by manifest statistics and parquet row groups by their
-//! statistics, then filter rows exactly; in merge-on-read only key filters are pushed below the merge.
+//! bucket with merge-on-read. Filters prune buckets (a filter pinning the whole bucket key, in fixed-bucket
+//! tables), files by manifest statistics and parquet row groups by their statistics, then filter rows
+//! exactly; in merge-on-read only key filters are pushed below the merge.
 
 use std::sync::Arc;
 
