@@ -303,6 +303,10 @@ fn errors_keep_their_kinds() {
         ("SELECT * FROM db.\"t$tag=none\"", ErrorKind::NotFound),
         ("SELECT * FROM db.t$nope", ErrorKind::Invalid),
         ("CREATE TABLE db.x (a INT)", ErrorKind::Unsupported),
+        // Names that are not one path segment would reach tables outside the warehouse.
+        ("SELECT * FROM \"../db\".t", ErrorKind::Invalid),
+        ("SELECT * FROM db.\"../db.db/t\"", ErrorKind::Invalid),
+        ("SELECT * FROM \"a/b\".t", ErrorKind::Invalid),
     ] {
         let err = rt.block_on(session.query(sql)).unwrap_err();
         assert_eq!(err.kind(), kind, "{sql}: {err}");

@@ -59,6 +59,7 @@ impl FileSystemCatalog {
 
     /// Whether database `db` exists.
     pub fn database_exists(&self, db: &str) -> Result<bool> {
+        check_name("database", db)?;
         self.io.exists(&self.database_path(db))
     }
 
@@ -77,6 +78,7 @@ impl FileSystemCatalog {
 
     /// Tables of a database (directories holding a schema).
     pub fn list_tables(&self, db: &str) -> Result<Vec<String>> {
+        check_name("database", db)?;
         let path = self.database_path(db);
         if !self.io.exists(&path)? {
             return Err(Error::NotFound { path });
@@ -93,6 +95,7 @@ impl FileSystemCatalog {
 
     /// Creates a table; the database must exist.
     pub fn create_table(&self, db: &str, table: &str, schema: TableSchema, ignore_if_exists: bool) -> Result<Table> {
+        check_name("database", db)?;
         check_name("table", table)?;
         let db_path = self.database_path(db);
         if !self.io.exists(&db_path)? {
@@ -107,6 +110,32 @@ impl FileSystemCatalog {
 
     /// Opens a table.
     pub fn get_table(&self, db: &str, table: &str) -> Result<Table> {
+        // Names come from users and SQL (`"../x".t`): a name that is not one path segment would open a table
+        // outside the warehouse.
+        check_name("database", db)?;
+        check_name("table", table)?;
         Table::open(self.io.clone(), &self.table_path(db, table))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use strata_io::LocalFileIO;
+    use strata_spec::ErrorKind;
+
+    #[test]
+    fn names_that_leave_the_warehouse_are_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let wh = root.path().join("wh");
+        let catalog = FileSystemCatalog::new(Arc::new(LocalFileIO::new()), wh.to_str().unwrap());
+        for bad in ["..", "../x", "a/b", ".hidden", ""] {
+            assert_eq!(catalog.get_table(bad, "t").unwrap_err().kind(), ErrorKind::Invalid, "{bad}");
+            assert_eq!(catalog.get_table("db", bad).unwrap_err().kind(), ErrorKind::Invalid, "{bad}");
+            assert_eq!(catalog.list_tables(bad).unwrap_err().kind(), ErrorKind::Invalid, "{bad}");
+            assert_eq!(catalog.database_exists(bad).unwrap_err().kind(), ErrorKind::Invalid, "{bad}");
+        }
+        assert_eq!(catalog.get_table("db", "t").unwrap_err().kind(), ErrorKind::NotFound);
     }
 }

@@ -3,11 +3,11 @@
 
 use arrow_array::RecordBatch;
 use strata_format::RowKind;
-use strata_spec::{BinaryRow, DataType, Error, Result};
+use strata_spec::{BinaryRow, Error, Result};
 
 use crate::commit_message::CommitMessage;
 use crate::table::Table;
-use crate::write::TableWrite;
+use crate::write::{placeholder, TableWrite};
 
 /// A key-value writer for programs embedding Strata: single rows (`put`, `delete`) and Arrow batches, then
 /// `commit` (an APPEND and maybe a COMPACT snapshot per commit, identifiers increasing per writer so a
@@ -271,25 +271,6 @@ pub fn uncommitted_messages(c: &crate::commit::Committable, landed: crate::commi
             }
             out
         }
-    }
-}
-
-pub(crate) fn placeholder(t: &DataType) -> strata_spec::Datum {
-    use strata_spec::{Datum as D, TypeRoot as R};
-    match t.root {
-        R::Boolean => D::Boolean(false),
-        R::TinyInt => D::TinyInt(0),
-        R::SmallInt => D::SmallInt(0),
-        R::Int => D::Int(0),
-        R::BigInt => D::BigInt(0),
-        R::Float => D::Float(0.0),
-        R::Double => D::Double(0.0),
-        R::Decimal { .. } => D::Decimal(0),
-        R::Char(_) | R::VarChar(_) => D::String(String::new()),
-        R::Binary(_) | R::VarBinary(_) => D::Bytes(Vec::new()),
-        R::Date => D::Date(0),
-        R::Time(_) => D::Time(0),
-        R::Timestamp(_) | R::LocalZonedTimestamp(_) => D::Timestamp { millis: 0, nanos: 0 },
     }
 }
 

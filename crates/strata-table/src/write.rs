@@ -310,7 +310,7 @@ impl TableWrite {
                     .cloned()
                     .ok_or_else(|| Error::invalid("delete", format!("key column '{}' is missing", f.name)))?
             } else if !t.nullable {
-                strata_format::array_of(t, &vec![Some(crate::table_writer::placeholder(t)); n])?
+                strata_format::array_of(t, &vec![Some(placeholder(t)); n])?
             } else {
                 continue;
             };
@@ -694,5 +694,25 @@ impl std::fmt::Debug for TableWrite {
             .field("table", &self.table.path())
             .field("open_buckets", &self.writers.len())
             .finish()
+    }
+}
+
+/// A value for a NOT NULL column of a delete row (its values are never read, only its key).
+pub(crate) fn placeholder(t: &DataType) -> strata_spec::Datum {
+    use strata_spec::{Datum as D, TypeRoot as R};
+    match t.root {
+        R::Boolean => D::Boolean(false),
+        R::TinyInt => D::TinyInt(0),
+        R::SmallInt => D::SmallInt(0),
+        R::Int => D::Int(0),
+        R::BigInt => D::BigInt(0),
+        R::Float => D::Float(0.0),
+        R::Double => D::Double(0.0),
+        R::Decimal { .. } => D::Decimal(0),
+        R::Char(_) | R::VarChar(_) => D::String(String::new()),
+        R::Binary(_) | R::VarBinary(_) => D::Bytes(Vec::new()),
+        R::Date => D::Date(0),
+        R::Time(_) => D::Time(0),
+        R::Timestamp(_) | R::LocalZonedTimestamp(_) => D::Timestamp { millis: 0, nanos: 0 },
     }
 }
