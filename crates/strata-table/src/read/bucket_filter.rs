@@ -8,7 +8,9 @@
 //! file's bucket is recomputed with the bucket count it was written with.
 
 use strata_format::{CmpOp, Predicate};
-use strata_spec::{bucket_of_hash, key_hash, DataType, Datum, TypeRoot};
+use strata_spec::{key_hash, DataType, Datum, TypeRoot};
+
+use crate::point_read::KeyBuckets;
 
 /// More value combinations than this and the filter is not used for pruning (it would cost more than it
 /// saves).
@@ -38,12 +40,12 @@ pub(crate) fn pinned_bucket_hashes(filter: &Predicate, bucket_keys: &[String], t
 /// Whether a file in `bucket`, written with `total_buckets` buckets (the table's `table_buckets` when it
 /// records none), may hold a row of one of `hashes`.
 pub(crate) fn bucket_may_match(hashes: &[i32], bucket: i32, total_buckets: i32, table_buckets: i32) -> bool {
-    let n = if total_buckets > 0 { total_buckets } else { table_buckets };
     // A count that is not a real one (dynamic or postponed files) says nothing: keep the file.
-    if n <= 0 || bucket < 0 {
+    if total_buckets <= 0 && table_buckets <= 0 || bucket < 0 {
         return true;
     }
-    hashes.iter().any(|&h| bucket_of_hash(h, n).is_ok_and(|b| b == bucket))
+    // The same routing as a point lookup's, so a scan and a `get` agree on where a key lives.
+    hashes.iter().any(|&hash| KeyBuckets::Hashed { hash, table_buckets }.holds(bucket, total_buckets).unwrap_or(true))
 }
 
 /// Per combination, one value (or none yet) for each bucket-key column, in `bucket_keys` order.
