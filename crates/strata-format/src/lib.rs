@@ -7,6 +7,7 @@
 mod arrow_types;
 mod bucket_read;
 mod evolution;
+mod exact_cast;
 mod file_ref;
 mod kv;
 pub mod lookup;
@@ -24,6 +25,7 @@ mod writer;
 // Paimon's key-value layout of a data file, and the conversions between Paimon types and arrow.
 pub use arrow_types::{array_of, datum_at, normalize, to_arrow};
 pub use evolution::{ColumnMapping, SchemaHistory};
+pub use exact_cast::{arrow_family, check_values, exact_cast, paimon_family, plain, CastRefusal, TypeFamily};
 pub use kv::{KeyValueLayout, RowKind, KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
 
 // Writing data files.

@@ -3,7 +3,6 @@
 mod bucket_lookup;
 mod compact;
 mod files;
-mod increment;
 mod levels;
 mod lookup;
 mod options;
@@ -15,7 +14,7 @@ pub use options::WriterOptions;
 pub use writer::MergeTreeWriter;
 
 // What a write cycle hands to the commit.
-pub use increment::{CommitIncrement, CompactIncrement, DataIncrement, DvIndexBase};
+pub use strata_spec::{CommitIncrement, CompactIncrement, DataIncrement, DvIndexBase};
 
 /// Fixtures for the crate's unit tests.
 #[cfg(test)]

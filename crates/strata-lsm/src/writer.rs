@@ -20,7 +20,7 @@ use crate::compact::job::{Applied, UnitJob};
 use crate::compact::pool::{compaction_pool, BackgroundJob, Polled};
 use crate::compact::{pick_force_up_level0, pick_full, CompactUnit, ForceUpMode};
 use crate::files::{remove_files, FileFactory};
-use crate::increment::{CommitIncrement, DvIndexBase};
+use strata_spec::{CommitIncrement, DvIndexBase};
 use crate::levels::{LevelSortedRun, Levels};
 use crate::lookup::LookupLevels;
 use crate::options::WriterOptions;

@@ -8,6 +8,9 @@
 mod avro;
 mod binary_row;
 mod bucket;
+mod commit_increment;
+mod commit_message;
+mod commit_message_codec;
 mod data_file_meta;
 mod error;
 mod file_name;
@@ -50,4 +53,10 @@ pub use index_manifest_entry::IndexManifestEntry;
 pub use manifest_entry::{FileIdentifier, FileKind, ManifestEntry};
 pub use manifest_file_meta::ManifestFileMeta;
 pub use snapshot::{CommitKind, Snapshot, SNAPSHOT_VERSION};
+
+// What writers hand to the commit (Paimon's `CommitMessageImpl`), and its serialized form for committing
+// messages made in other processes (Paimon's `CommitMessageSerializer`).
+pub use commit_increment::{CommitIncrement, CompactIncrement, DataIncrement, DvIndexBase};
+pub use commit_message::{AbsorbedFiles, CommitMessage, HashIndexListing};
+pub use commit_message_codec::{decode_commit_messages, encode_commit_messages, COMMIT_MESSAGES_VERSION};
 pub use stats::SimpleStats;

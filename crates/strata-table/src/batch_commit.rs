@@ -3,7 +3,7 @@
 
 use strata_spec::{ErrorKind, Result};
 
-use crate::commit_message::CommitMessage;
+use strata_spec::CommitMessage;
 use crate::table::Table;
 use crate::write::TableWrite;
 
@@ -30,10 +30,23 @@ pub fn commit_batch(
     messages: Vec<CommitMessage>,
     kind: Option<strata_spec::CommitKind>,
 ) -> Result<Option<BatchSnapshots>> {
-    let user = format!("{job}-{}", uuid::Uuid::new_v4());
     let c = crate::Committable { identifier: i64::MAX, messages, kind, properties: None };
-    let committer = table.new_commit(&user)?;
-    match committer.commit(&c) {
+    commit_as(job, &format!("{job}-{}", uuid::Uuid::new_v4()), table, write, c, false)
+}
+
+/// [`commit_batch`] of `c` as `user`. With `resume`, the halves of `c` that already landed (found by the
+/// user and `c.identifier`: an earlier call whose outcome was lost) are not committed again.
+pub(crate) fn commit_as(
+    job: &str,
+    user: &str,
+    table: &Table,
+    write: &mut TableWrite,
+    c: crate::Committable,
+    resume: bool,
+) -> Result<Option<BatchSnapshots>> {
+    let committer = table.new_commit(user)?;
+    let outcome = if resume { committer.recommit(&c) } else { committer.commit(&c) };
+    match outcome {
         Ok(crate::CommitOutcome::CompactionDropped(id)) => {
             // The write landed; its compaction conflicted and is garbage. Compact its buckets again from the
             // latest snapshot, so deletion-vector readers (which skip level 0) see the rows now; best effort,

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use strata_io::{join, FileIO};
-use strata_spec::{Error, Result, TableSchema};
+use strata_spec::{Error, OptionPolicy, Result, TableSchema};
 
 use crate::table::Table;
 
@@ -95,6 +95,18 @@ impl FileSystemCatalog {
 
     /// Creates a table; the database must exist.
     pub fn create_table(&self, db: &str, table: &str, schema: TableSchema, ignore_if_exists: bool) -> Result<Table> {
+        self.create_table_with_policy(db, table, schema, ignore_if_exists, OptionPolicy::default())
+    }
+
+    /// [`create_table`](Self::create_table), with `policy` deciding about unknown option keys.
+    pub fn create_table_with_policy(
+        &self,
+        db: &str,
+        table: &str,
+        schema: TableSchema,
+        ignore_if_exists: bool,
+        policy: OptionPolicy,
+    ) -> Result<Table> {
         check_name("database", db)?;
         check_name("table", table)?;
         let db_path = self.database_path(db);
@@ -102,10 +114,23 @@ impl FileSystemCatalog {
             return Err(Error::NotFound { path: db_path });
         }
         let path = self.table_path(db, table);
-        match Table::create(self.io.clone(), &path, schema) {
+        match Table::create_with_policy(self.io.clone(), &path, schema, policy) {
             Err(Error::AlreadyExists { .. }) if ignore_if_exists => Table::open(self.io.clone(), &path),
             other => other,
         }
+    }
+
+    /// Drops a table: removes its directory and everything in it (Paimon's `dropTable`). A missing table is
+    /// not found unless `ignore_if_not_exists`; a directory that holds no Paimon table is refused, never
+    /// deleted.
+    pub fn drop_table(&self, db: &str, table: &str, ignore_if_not_exists: bool) -> Result<()> {
+        check_name("database", db)?;
+        check_name("table", table)?;
+        let path = self.table_path(db, table);
+        if !self.io.file_exists(&join(&join(&path, "schema"), "schema-0"))? && !self.io.exists(&path)? {
+            return if ignore_if_not_exists { Ok(()) } else { Err(Error::NotFound { path }) };
+        }
+        Table::delete_table_dir(&self.io, &path)
     }
 
     /// Opens a table.

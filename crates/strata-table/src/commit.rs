@@ -25,7 +25,7 @@ use strata_spec::{
     ManifestEntry, ManifestFileMeta, Result, Snapshot,
 };
 
-use crate::commit_message::CommitMessage;
+use strata_spec::CommitMessage;
 use crate::manifest_io::{merge_into, LiveFiles, ManifestStore};
 use crate::snapshot_manager::SnapshotManager;
 

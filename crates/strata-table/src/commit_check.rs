@@ -5,7 +5,7 @@
 use strata_lsm::DvIndexBase;
 use strata_spec::{BinaryRow, Error, IndexManifestEntry, Result, DELETION_VECTORS_INDEX, HASH_INDEX};
 
-use crate::commit_message::{CommitMessage, HashIndexListing};
+use strata_spec::{CommitMessage, HashIndexListing};
 use crate::manifest_io::LiveFiles;
 
 /// Commit order is the order readers see: a message's new rows must sort above every row its bucket holds.

@@ -25,7 +25,7 @@ use strata_spec::{
     hash_index_file, BinaryRow, CoreOptions, Error, IndexFileMeta, IndexManifestEntry, Result, HASH_INDEX,
 };
 
-use crate::commit_message::HashIndexListing;
+use strata_spec::HashIndexListing;
 use crate::table::Table;
 
 /// The largest bucket id Paimon's assigner hands out (Java keeps bucket ids as `short`).

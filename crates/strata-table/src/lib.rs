@@ -7,8 +7,8 @@ mod bucket_mode;
 mod catalog;
 mod commit;
 mod commit_check;
-mod commit_message;
 mod consumer;
+mod distributed;
 mod dynamic_bucket;
 mod follow;
 mod incremental;
@@ -44,9 +44,12 @@ pub use table::{DeletionFile, OptionPolicy, Table};
 // Writing: table writers, the commit messages they hand over, and the atomic commit.
 pub use batch_commit::{commit_batch, BatchSnapshots};
 pub use commit::{now_millis, CommitOutcome, Committable, FileStoreCommit, Landed, RetryPolicy};
-pub use commit_message::{AbsorbedFiles, CommitMessage};
+pub use strata_spec::{AbsorbedFiles, CommitMessage};
 pub use table_writer::{compaction_increments, uncommitted_messages, TableWriter};
 pub use write::TableWrite;
+
+// Writes and compactions spread over processes or machines, committed once.
+pub use distributed::{abort_messages, bucket_units, commit_foreign_messages, compact_units, BucketUnit, ForeignCommit};
 
 // Reading: planning and reading splits, point lookups, time travel.
 pub use point_read::get;

@@ -164,7 +164,7 @@ pub(crate) fn read_postponed(
 /// readers follow), so an APPEND snapshot of them again would hand them to incremental readers twice. Files the
 /// moved rows were flushed to become compaction outputs; those the same compaction already replaced are
 /// nobody's and are removed (best effort: an orphan at worst).
-pub(crate) fn as_compaction(table: &Table, m: &mut crate::commit_message::CommitMessage) {
+pub(crate) fn as_compaction(table: &Table, m: &mut strata_spec::CommitMessage) {
     let inc = &mut m.increment;
     if m.bucket < 0 || inc.data.new_files.is_empty() && inc.data.changelog_files.is_empty() {
         return;
@@ -241,7 +241,7 @@ mod tests {
         for (i, (name, created)) in [("c", 5000), ("b", 5000), ("a", 1000)].into_iter().enumerate() {
             let e = named(POSTPONE_BUCKET, POSTPONE_BUCKET, 1, 1, name, Some(created));
             let data = strata_lsm::DataIncrement { new_files: vec![e.file], ..Default::default() };
-            let message = crate::commit_message::CommitMessage::new(
+            let message = strata_spec::CommitMessage::new(
                 BinaryRow::empty(),
                 POSTPONE_BUCKET,
                 POSTPONE_BUCKET,

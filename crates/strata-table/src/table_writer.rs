@@ -5,7 +5,7 @@ use arrow_array::RecordBatch;
 use strata_format::RowKind;
 use strata_spec::{BinaryRow, Error, Result};
 
-use crate::commit_message::CommitMessage;
+use strata_spec::CommitMessage;
 use crate::table::Table;
 use crate::write::{placeholder, TableWrite};
 

@@ -7,7 +7,7 @@
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use strata_format::{datum_at, normalize, RowKind};
+use strata_format::{datum_at, RowKind};
 use strata_lsm::MergeTreeWriter;
 use strata_spec::{
     bucket_of, key_hash, BinaryRow, DataType, Datum, Error, IndexManifestEntry, ManifestEntry, Result, Snapshot,
@@ -15,7 +15,7 @@ use strata_spec::{
 };
 
 use crate::bucket_mode::{check_writable, BucketMode, WritePurpose, POSTPONE_BUCKET};
-use crate::commit_message::CommitMessage;
+use strata_spec::CommitMessage;
 use crate::dynamic_bucket::DynamicBuckets;
 use crate::paths::partition_path;
 use crate::table::Table;
@@ -255,7 +255,10 @@ impl TableWrite {
         let mut cols: Vec<ArrayRef> = Vec::with_capacity(schema.fields.len());
         for (f, t) in schema.fields.iter().zip(&self.value_types) {
             let col = match batch.column_by_name(&f.name) {
-                Some(c) => normalize(c, t)?,
+                // Exactly or not at all: arrow's cast would make an overflowing value null (or truncate a
+                // fraction) and a nullable column would store that silently.
+                Some(c) => strata_format::exact_cast(c, t)
+                    .map_err(|r| Error::invalid(format!("rows column '{}'", f.name), r.to_string()))?,
                 None if t.nullable => arrow_array::new_null_array(&strata_format::to_arrow(t), batch.num_rows()),
                 None => return Err(Error::invalid("rows", format!("column '{}' (NOT NULL) is missing", f.name))),
             };
@@ -345,15 +348,8 @@ impl TableWrite {
             return self.writer(&BinaryRow::from_datums(&[], &[])?, 0)?.write(&batch, kinds);
         }
         for r in 0..batch.num_rows() {
-            let part = self
-                .partition_idx
-                .iter()
-                .map(|&i| datum_at(batch.column(i).as_ref(), r))
-                .collect::<Result<Vec<_>>>()?;
-            let partition = BinaryRow::from_datums(&part, &self.partition_types)?;
+            let (partition, key) = self.partition_and_bucket_key(&batch, r)?;
             let partition_key = partition.serialize();
-            let key =
-                self.bucket_idx.iter().map(|&i| datum_at(batch.column(i).as_ref(), r)).collect::<Result<Vec<_>>>()?;
             let bucket = self.route(&partition, &partition_key, &key)?;
             groups.entry((partition_key, bucket)).or_insert_with(|| (partition, Vec::new())).1.push(r as u32);
         }
@@ -370,6 +366,34 @@ impl TableWrite {
             self.writer(&partition, bucket)?.write(&part, &k)?;
         }
         Ok(())
+    }
+
+    /// Row `r`'s partition, and the values of its bucket key.
+    fn partition_and_bucket_key(&self, batch: &RecordBatch, r: usize) -> Result<(BinaryRow, Vec<Option<Datum>>)> {
+        let column = |i: &usize| datum_at(batch.column(*i).as_ref(), r);
+        let part = self.partition_idx.iter().map(column).collect::<Result<Vec<_>>>()?;
+        let key = self.bucket_idx.iter().map(column).collect::<Result<Vec<_>>>()?;
+        Ok((BinaryRow::from_datums(&part, &self.partition_types)?, key))
+    }
+
+    /// For each row of `batch`, the unit of work that must write it when rows are spread over many writers
+    /// (processes or machines) committed by one committer: its serialized partition and its bucket by
+    /// Paimon's bucket function. In a dynamic-bucket table the unit is the whole partition (bucket -1): one
+    /// writer's assigner places a partition's keys. Two writers must never write one unit in one commit
+    /// (`crate::commit_foreign_messages` refuses it); rows of one unit may all go to one writer in any order.
+    pub fn units_of(&self, batch: &RecordBatch) -> Result<Vec<(Vec<u8>, i32)>> {
+        let batch = self.conform(batch)?;
+        (0..batch.num_rows())
+            .map(|r| {
+                let (partition, key) = self.partition_and_bucket_key(&batch, r)?;
+                let bucket = match &self.routing {
+                    Routing::Fixed(n) => bucket_of(&key, &self.bucket_types, *n)?,
+                    Routing::Dynamic(_) => -1,
+                    Routing::Postpone(_) => return Err(Error::invalid("write", "a postpone-bucket table takes no rows")),
+                };
+                Ok((partition.serialize(), bucket))
+            })
+            .collect()
     }
 
     /// Opens a writer for each of `buckets` (partition, bucket), so a compaction reaches them.

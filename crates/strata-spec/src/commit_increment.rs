@@ -2,7 +2,8 @@
 //! unchanged, from the writer through the table's commit message into the commit (Paimon's
 //! `CommitMessageImpl` with its `DataIncrement` and `CompactIncrement`).
 
-use strata_spec::{DataFileMeta, IndexFileMeta};
+use crate::data_file_meta::DataFileMeta;
+use crate::index_file_meta::IndexFileMeta;
 
 /// The write's half (Paimon's `DataIncrement`): what the APPEND snapshot commits.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -4,14 +4,16 @@
 //! the APPEND snapshot) and its compaction increment (files replaced and produced, the deletion-vector index
 //! change, compaction changelog: the COMPACT snapshot).
 
-use strata_lsm::CommitIncrement;
-use strata_spec::{BinaryRow, DataFileMeta, IndexFileMeta};
+use crate::binary_row::BinaryRow;
+use crate::commit_increment::CommitIncrement;
+use crate::data_file_meta::DataFileMeta;
+use crate::index_file_meta::IndexFileMeta;
 
 /// A partition's hash index files: (bucket, file name), by bucket.
-pub(crate) type HashIndexListing = Vec<(i32, String)>;
+pub type HashIndexListing = Vec<(i32, String)>;
 
 /// The changes one writer made to one (partition, bucket).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct CommitMessage {
     /// Partition.
     pub partition: BinaryRow,
@@ -27,7 +29,7 @@ pub struct CommitMessage {
     pub increment: CommitIncrement,
     /// Dynamic-bucket tables: when the message carries a new hash index file, the partition's hash index
     /// files (bucket, name) the writer placed its new keys by. The commit conflicts if the latest snapshot
-    /// lists others: another writer assigned keys there meanwhile (`crate::commit_check::hash_index_unchanged`).
+    /// lists others: another writer assigned keys there meanwhile (the table's commit checks).
     pub expected_hash_index: Option<HashIndexListing>,
 }
 
