@@ -339,3 +339,43 @@ fn raw_splits_pack_files_across_buckets_and_carry_their_deletion_files() {
     let counted: u64 = plan.splits.iter().map(|s| s.merged_row_count().unwrap()).sum();
     assert_eq!(counted, model.len() as u64);
 }
+
+/// Regression: `TableWrite` cast each column to the table's type with arrow's `cast`, which truncates a
+/// fraction and makes an overflowing value NULL, so a nullable BIGINT column stored 1 for 1.5 and NULL for
+/// u64::MAX without a word. Values are now taken exactly or the write is refused, and nothing is committed.
+#[test]
+fn batches_whose_values_would_change_are_refused_not_stored_changed() {
+    use arrow_array::{Float64Array, Int64Array, StringArray, UInt64Array};
+    let dir = tempfile::tempdir().unwrap();
+    let t = table(dir.path(), "exact", true, &[]);
+    let batch = |v: Arc<dyn Array>| {
+        let fields = vec![
+            arrow_schema::Field::new("id", arrow_schema::DataType::Int64, false),
+            arrow_schema::Field::new("name", arrow_schema::DataType::Utf8, true),
+            arrow_schema::Field::new("v", v.data_type().clone(), true),
+        ];
+        let ids = Arc::new(Int64Array::from(vec![1, 2]));
+        let names = Arc::new(StringArray::from(vec!["a", "b"]));
+        RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), vec![ids, names, v]).unwrap()
+    };
+    for v in [
+        Arc::new(Float64Array::from(vec![1.0, 1.5])) as Arc<dyn Array>,
+        Arc::new(UInt64Array::from(vec![1, u64::MAX])) as Arc<dyn Array>,
+    ] {
+        let mut w = TableWriter::new(&t, "app").unwrap();
+        let e = w.write(&batch(v)).unwrap_err();
+        assert_eq!(e.kind(), strata::ErrorKind::Invalid, "{e}");
+        assert!(e.to_string().contains("column 'v'") && e.to_string().contains("row 1"), "{e}");
+        assert_eq!(w.commit().unwrap(), None);
+    }
+    assert!(t.snapshot(None).unwrap().is_none());
+    // Values that fit are taken whatever their Arrow type.
+    let mut w = TableWriter::new(&t, "app").unwrap();
+    w.write(&batch(Arc::new(Float64Array::from(vec![1.0, -7.0])))).unwrap();
+    w.commit().unwrap();
+    let read = ReadBuilder::new(&t).read().unwrap();
+    assert_eq!(
+        rows(&read.batches).into_iter().map(|(k, (_, v))| (k, v)).collect::<Vec<_>>(),
+        vec![(1, Some(1)), (2, Some(-7))]
+    );
+}

@@ -81,11 +81,7 @@ pub(crate) fn import_addresses(data: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<usiz
     let mut stream = stream_of(data)?;
     let Some(batch) = stream.next() else { return Ok(Vec::new()) };
     let batch = batch.map_err(|e| invalid("data", e))?;
-    Ok(batch
-        .columns()
-        .iter()
-        .map(|c| c.to_data().buffers().iter().map(|b| b.as_ptr() as usize).collect())
-        .collect())
+    Ok(batch.columns().iter().map(|c| c.to_data().buffers().iter().map(|b| b.as_ptr() as usize).collect()).collect())
 }
 
 /// One value given from Python as a one-element Arrow array, as a Datum of column `column`'s type (taken
@@ -110,10 +106,14 @@ pub(crate) fn predicate_of(schema: &TableSchema, dnf: &Bound<'_, PyList>) -> PyR
             let (column, op, value): (String, String, Option<PyArrowType<arrow_data::ArrayData>>) = term.extract()?;
             let value = value.map(|v| arrow_array::make_array(v.0));
             let compare = |op: CmpOp| -> PyResult<Predicate> {
-                let v = value.as_ref().ok_or_else(|| invalid("filter", format!("'{op:?}' on '{column}' needs a value")))?;
+                let v =
+                    value.as_ref().ok_or_else(|| invalid("filter", format!("'{op:?}' on '{column}' needs a value")))?;
                 match datum_of(schema, &column, v)? {
                     Some(d) => Ok(Predicate::cmp(&column, op, d)),
-                    None => Err(invalid("filter", format!("a comparison of '{column}' with null matches nothing; use is_null"))),
+                    None => Err(invalid(
+                        "filter",
+                        format!("a comparison of '{column}' with null matches nothing; use is_null"),
+                    )),
                 }
             };
             schema.field(&column).py()?;

@@ -10,10 +10,30 @@ create_exception!(strata, StrataError, PyException, "Any error Strata reports; `
 create_exception!(strata, StrataIOError, StrataError, "Storage failed (disk, network); usually worth a retry.");
 create_exception!(strata, NotFoundError, StrataError, "A table, snapshot, tag or file asked for does not exist.");
 create_exception!(strata, AlreadyExistsError, StrataError, "What was to be created is already there.");
-create_exception!(strata, CorruptError, StrataError, "Stored bytes do not decode: truncated, malformed or checksum mismatch.");
-create_exception!(strata, InvalidError, StrataError, "The caller's input is wrong: a schema, a value, an option, an argument.");
-create_exception!(strata, ConflictError, StrataError, "A commit lost against a concurrent one; nothing was committed: write again.");
-create_exception!(strata, UnsupportedError, StrataError, "A valid feature of the format that Strata does not implement.");
+create_exception!(
+    strata,
+    CorruptError,
+    StrataError,
+    "Stored bytes do not decode: truncated, malformed or checksum mismatch."
+);
+create_exception!(
+    strata,
+    InvalidError,
+    StrataError,
+    "The caller's input is wrong: a schema, a value, an option, an argument."
+);
+create_exception!(
+    strata,
+    ConflictError,
+    StrataError,
+    "A commit lost against a concurrent one; nothing was committed: write again."
+);
+create_exception!(
+    strata,
+    UnsupportedError,
+    StrataError,
+    "A valid feature of the format that Strata does not implement."
+);
 
 /// Adds the exception classes to the module.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

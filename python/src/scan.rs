@@ -34,7 +34,11 @@ impl RecordBatchReader for StreamReader {
 }
 
 /// Which snapshot a read sees, as Paimon's `scan.*` options (at most one).
-fn travel_options(snapshot: Option<i64>, tag: Option<String>, timestamp_millis: Option<i64>) -> BTreeMap<String, String> {
+fn travel_options(
+    snapshot: Option<i64>,
+    tag: Option<String>,
+    timestamp_millis: Option<i64>,
+) -> BTreeMap<String, String> {
     let mut o = BTreeMap::new();
     if let Some(id) = snapshot {
         o.insert("scan.snapshot-id".to_string(), id.to_string());
@@ -182,7 +186,9 @@ impl NativeQuery {
         let keys = all_keys(&self.table, keys)?;
         let schema = self.table.layout().py()?.value_schema;
         let found = py
-            .detach(|| keys.iter().filter_map(|k| self.query.get(k).transpose()).collect::<strata_spec::Result<Vec<_>>>())
+            .detach(|| {
+                keys.iter().filter_map(|k| self.query.get(k).transpose()).collect::<strata_spec::Result<Vec<_>>>()
+            })
             .py()?;
         Ok(PyArrowType(concat(&schema, &found)?))
     }

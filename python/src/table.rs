@@ -30,6 +30,9 @@ impl NativeTable {
     }
 }
 
+/// A bucket holding live files as Python gets it: (serialized partition, bucket, files, bytes).
+type UnitTuple = (Vec<u8>, i32, usize, i64);
+
 /// What a commit made: `(append, last)` snapshot ids (`append` is `None` when no rows were written).
 type Committed = Option<(Option<i64>, i64)>;
 
@@ -174,7 +177,7 @@ impl NativeTable {
     /// The buckets holding live files: `(partition, bucket, files, bytes)`, `partition` as Paimon's
     /// serialized `BinaryRow`.
     #[pyo3(signature = (snapshot = None))]
-    fn bucket_units(&self, py: Python<'_>, snapshot: Option<i64>) -> PyResult<Vec<(Vec<u8>, i32, usize, i64)>> {
+    fn bucket_units(&self, py: Python<'_>, snapshot: Option<i64>) -> PyResult<Vec<UnitTuple>> {
         let units = py.detach(|| strata_table::bucket_units(&self.table, snapshot)).py()?;
         Ok(units.into_iter().map(|u| (u.partition.serialize(), u.bucket, u.files, u.bytes)).collect())
     }

@@ -39,7 +39,10 @@ impl RowKinds {
 /// The kinds in column `name` of `batch` (`+I`/`-U`/`+U`/`-D` strings, or their byte values 0-3), and the
 /// batch without that column.
 fn split_kinds(batch: &RecordBatch, name: &str) -> Result<(RecordBatch, Vec<i8>)> {
-    let at = batch.schema().index_of(name).map_err(|_| Error::invalid("row_kind_column", format!("'{name}' is not a column of the data")))?;
+    let at = batch
+        .schema()
+        .index_of(name)
+        .map_err(|_| Error::invalid("row_kind_column", format!("'{name}' is not a column of the data")))?;
     let column = batch.column(at);
     if column.null_count() > 0 {
         return Err(Error::invalid("row_kind_column", format!("'{name}' has nulls")));
@@ -48,13 +51,17 @@ fn split_kinds(batch: &RecordBatch, name: &str) -> Result<(RecordBatch, Vec<i8>)
         ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View => {
             let strings = arrow_cast_utf8(column)?;
             let s = strings.as_string::<i32>();
-            (0..s.len()).map(|r| RowKind::from_short_string(s.value(r)).map(RowKind::to_byte)).collect::<Result<Vec<_>>>()?
+            (0..s.len())
+                .map(|r| RowKind::from_short_string(s.value(r)).map(RowKind::to_byte))
+                .collect::<Result<Vec<_>>>()?
         }
         ArrowType::Int8 => {
             let v = column.as_primitive::<arrow_array::types::Int8Type>();
             v.values().iter().map(|b| RowKind::from_byte(*b).map(RowKind::to_byte)).collect::<Result<Vec<_>>>()?
         }
-        other => return Err(Error::invalid("row_kind_column", format!("'{name}' is {other}; kinds are strings or int8"))),
+        other => {
+            return Err(Error::invalid("row_kind_column", format!("'{name}' is {other}; kinds are strings or int8")))
+        }
     };
     let mut rest = batch.clone();
     rest.remove_column(at);

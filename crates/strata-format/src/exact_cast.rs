@@ -275,7 +275,10 @@ mod tests {
         assert_eq!(out.as_primitive::<arrow_array::types::Int32Type>().values(), &[1, 0, -7]);
         assert!(out.is_null(1));
         let f: ArrayRef = Arc::new(Float64Array::from(vec![2.0, -0.0]));
-        assert_eq!(exact_cast(&f, &t("BIGINT")).unwrap().as_primitive::<arrow_array::types::Int64Type>().values(), &[2, 0]);
+        assert_eq!(
+            exact_cast(&f, &t("BIGINT")).unwrap().as_primitive::<arrow_array::types::Int64Type>().values(),
+            &[2, 0]
+        );
     }
 
     #[test]

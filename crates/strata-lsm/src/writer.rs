@@ -20,11 +20,11 @@ use crate::compact::job::{Applied, UnitJob};
 use crate::compact::pool::{compaction_pool, BackgroundJob, Polled};
 use crate::compact::{pick_force_up_level0, pick_full, CompactUnit, ForceUpMode};
 use crate::files::{remove_files, FileFactory};
-use strata_spec::{CommitIncrement, DvIndexBase};
 use crate::levels::{LevelSortedRun, Levels};
 use crate::lookup::LookupLevels;
 use crate::options::WriterOptions;
 use crate::write_buffer::WriteBuffer;
+use strata_spec::{CommitIncrement, DvIndexBase};
 
 /// Writes one (partition, bucket).
 pub struct MergeTreeWriter {

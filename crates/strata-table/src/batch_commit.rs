@@ -3,9 +3,9 @@
 
 use strata_spec::{ErrorKind, Result};
 
-use strata_spec::CommitMessage;
 use crate::table::Table;
 use crate::write::TableWrite;
+use strata_spec::CommitMessage;
 
 /// The snapshots a one-off batch commit made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

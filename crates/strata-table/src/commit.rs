@@ -25,9 +25,9 @@ use strata_spec::{
     ManifestEntry, ManifestFileMeta, Result, Snapshot,
 };
 
-use strata_spec::CommitMessage;
 use crate::manifest_io::{merge_into, LiveFiles, ManifestStore};
 use crate::snapshot_manager::SnapshotManager;
+use strata_spec::CommitMessage;
 
 /// What Strata writes as `writerVersion`.
 pub(crate) const WRITER_VERSION: &str = concat!("strata-", env!("CARGO_PKG_VERSION"));

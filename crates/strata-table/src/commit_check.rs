@@ -5,8 +5,8 @@
 use strata_lsm::DvIndexBase;
 use strata_spec::{BinaryRow, Error, IndexManifestEntry, Result, DELETION_VECTORS_INDEX, HASH_INDEX};
 
-use strata_spec::{CommitMessage, HashIndexListing};
 use crate::manifest_io::LiveFiles;
+use strata_spec::{CommitMessage, HashIndexListing};
 
 /// Commit order is the order readers see: a message's new rows must sort above every row its bucket holds.
 /// A writer numbers rows from the bucket's largest sequence number when it began; if another writer

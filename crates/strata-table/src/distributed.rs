@@ -95,12 +95,8 @@ pub fn commit_foreign_messages(
     check_foreign_messages(table, &messages)?;
     let user = how.commit_user.clone().unwrap_or_else(|| format!("distributed-{}", uuid::Uuid::new_v4()));
     let resume = how.commit_user.is_some() && how.identifier.is_some();
-    let c = crate::Committable {
-        identifier: how.identifier.unwrap_or(i64::MAX),
-        messages,
-        kind: None,
-        properties: None,
-    };
+    let c =
+        crate::Committable { identifier: how.identifier.unwrap_or(i64::MAX), messages, kind: None, properties: None };
     let mut write = TableWrite::for_compaction(table)?;
     crate::batch_commit::commit_as("distributed", &user, table, &mut write, c, resume)
 }

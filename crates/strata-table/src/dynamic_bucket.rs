@@ -25,8 +25,8 @@ use strata_spec::{
     hash_index_file, BinaryRow, CoreOptions, Error, IndexFileMeta, IndexManifestEntry, Result, HASH_INDEX,
 };
 
-use strata_spec::HashIndexListing;
 use crate::table::Table;
+use strata_spec::HashIndexListing;
 
 /// The largest bucket id Paimon's assigner hands out (Java keeps bucket ids as `short`).
 const MAX_BUCKET_ID: i32 = i16::MAX as i32 - 1;

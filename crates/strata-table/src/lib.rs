@@ -49,7 +49,9 @@ pub use table_writer::{compaction_increments, uncommitted_messages, TableWriter}
 pub use write::TableWrite;
 
 // Writes and compactions spread over processes or machines, committed once.
-pub use distributed::{abort_messages, bucket_units, commit_foreign_messages, compact_units, BucketUnit, ForeignCommit};
+pub use distributed::{
+    abort_messages, bucket_units, commit_foreign_messages, compact_units, BucketUnit, ForeignCommit,
+};
 
 // Reading: planning and reading splits, point lookups, time travel.
 pub use point_read::get;

@@ -241,12 +241,8 @@ mod tests {
         for (i, (name, created)) in [("c", 5000), ("b", 5000), ("a", 1000)].into_iter().enumerate() {
             let e = named(POSTPONE_BUCKET, POSTPONE_BUCKET, 1, 1, name, Some(created));
             let data = strata_lsm::DataIncrement { new_files: vec![e.file], ..Default::default() };
-            let message = strata_spec::CommitMessage::new(
-                BinaryRow::empty(),
-                POSTPONE_BUCKET,
-                POSTPONE_BUCKET,
-                data.into(),
-            );
+            let message =
+                strata_spec::CommitMessage::new(BinaryRow::empty(), POSTPONE_BUCKET, POSTPONE_BUCKET, data.into());
             let c =
                 crate::commit::Committable { identifier: i as i64 + 1, messages: vec![message], ..Default::default() };
             table.new_commit("u").unwrap().commit(&c).unwrap();

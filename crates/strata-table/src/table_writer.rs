@@ -5,9 +5,9 @@ use arrow_array::RecordBatch;
 use strata_format::RowKind;
 use strata_spec::{BinaryRow, Error, Result};
 
-use strata_spec::CommitMessage;
 use crate::table::Table;
 use crate::write::{placeholder, TableWrite};
+use strata_spec::CommitMessage;
 
 /// A key-value writer for programs embedding Strata: single rows (`put`, `delete`) and Arrow batches, then
 /// `commit` (an APPEND and maybe a COMPACT snapshot per commit, identifiers increasing per writer so a

@@ -15,10 +15,10 @@ use strata_spec::{
 };
 
 use crate::bucket_mode::{check_writable, BucketMode, WritePurpose, POSTPONE_BUCKET};
-use strata_spec::CommitMessage;
 use crate::dynamic_bucket::DynamicBuckets;
 use crate::paths::partition_path;
 use crate::table::Table;
+use strata_spec::CommitMessage;
 
 /// The base snapshot's live files by (serialized partition, bucket).
 type LiveByBucket = BTreeMap<(Vec<u8>, i32), Vec<ManifestEntry>>;
@@ -389,7 +389,9 @@ impl TableWrite {
                 let bucket = match &self.routing {
                     Routing::Fixed(n) => bucket_of(&key, &self.bucket_types, *n)?,
                     Routing::Dynamic(_) => -1,
-                    Routing::Postpone(_) => return Err(Error::invalid("write", "a postpone-bucket table takes no rows")),
+                    Routing::Postpone(_) => {
+                        return Err(Error::invalid("write", "a postpone-bucket table takes no rows"))
+                    }
                 };
                 Ok((partition.serialize(), bucket))
             })

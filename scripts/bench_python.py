@@ -1,0 +1,99 @@
+"""The Python side of scripts/bench-python.sh. Subcommands (each prints one JSON line):
+
+  gen ROWS FILE            makes the rows (id BIGINT key, v BIGINT, d DOUBLE, six 10-character strings), in a
+                           random key order, into an uncompressed parquet file
+  strata FILE DIR B DV     Strata's Python package: the file's rows written in one call (one commit) into a
+                           fresh table with B buckets, then scanned into a pyarrow.Table (to_arrow) and
+                           streamed (to_reader)
+  pypaimon FILE DIR B DV   pypaimon 2.1.0: the same rows written in one batch write and commit into a fresh
+                           table, and Strata's table (from the strata run, in DIR) read back
+
+Timings cover only the call measured: reading the parquet file is outside them.
+"""
+import json
+import sys
+import time
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+def gen(rows, path):
+    rng = np.random.default_rng(7)
+    cols = {"id": pa.array(rng.permutation(rows).astype(np.int64)), "v": pa.array(rng.integers(-10**9, 10**9, rows)),
+            "d": pa.array(rng.random(rows))}
+    offsets = pa.py_buffer(np.arange(0, 10 * (rows + 1), 10, dtype=np.int32).tobytes())
+    for i in range(6):
+        data = pa.py_buffer(rng.integers(97, 123, size=10 * rows, dtype=np.uint8).tobytes())
+        cols[f"s{i}"] = pa.StringArray.from_buffers(rows, offsets, data)
+    pq.write_table(pa.table(cols), path, compression="none")
+    return {"rows": rows}
+
+
+def schema_of(table):
+    fields = [pa.field(f.name, f.type, nullable=f.name != "id") for f in table.schema]
+    return pa.schema(fields)
+
+
+def run_strata(path, work, buckets, dv):
+    import strata
+
+    data = pq.read_table(path)
+    data = data.cast(schema_of(data))
+    catalog = strata.Catalog(work)
+    catalog.create_database("db")
+    t = catalog.create_table("db.py", schema_of(data), primary_keys=["id"],
+                             options={"bucket": buckets, "deletion-vectors.enabled": dv})
+    started = time.perf_counter()
+    t.write(data)
+    write_s = time.perf_counter() - started
+    started = time.perf_counter()
+    out = t.scan().to_arrow()
+    scan_s = time.perf_counter() - started
+    started = time.perf_counter()
+    streamed = sum(b.num_rows for b in t.scan().to_reader())
+    stream_s = time.perf_counter() - started
+    assert out.num_rows == data.num_rows == streamed
+    return {"write_s": round(write_s, 4), "scan_s": round(scan_s, 4), "stream_s": round(stream_s, 4), "rows": out.num_rows}
+
+
+def run_pypaimon(path, work, buckets, dv):
+    from pypaimon import CatalogFactory, Schema
+
+    data = pq.read_table(path)
+    data = data.cast(schema_of(data))
+    cat = CatalogFactory.create({"warehouse": work})
+    cat.create_database("db", True)
+    schema = Schema.from_pyarrow_schema(schema_of(data), primary_keys=["id"],
+                                        options={"bucket": buckets, "deletion-vectors.enabled": dv})
+    cat.create_table("db.pypaimon", schema, False)
+    table = cat.get_table("db.pypaimon")
+    started = time.perf_counter()
+    wb = table.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    w.write_arrow(data)
+    c.commit(w.prepare_commit())
+    w.close()
+    c.close()
+    write_s = time.perf_counter() - started
+    # pypaimon reads the table Strata wrote (compacted: what a deletion-vector reader sees).
+    strata_table = cat.get_table("db.py")
+    started = time.perf_counter()
+    rb = strata_table.new_read_builder()
+    out = rb.new_read().to_arrow(rb.new_scan().plan().splits())
+    scan_s = time.perf_counter() - started
+    assert out.num_rows == data.num_rows, (out.num_rows, data.num_rows)
+    return {"write_s": round(write_s, 4), "scan_s": round(scan_s, 4), "rows": out.num_rows}
+
+
+if __name__ == "__main__":
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "gen":
+        print(json.dumps(gen(int(args[0]), args[1])))
+    elif cmd == "strata":
+        print(json.dumps(run_strata(*args)))
+    elif cmd == "pypaimon":
+        print(json.dumps(run_pypaimon(*args)))
+    else:
+        sys.exit(f"unknown subcommand {cmd}")
