@@ -4,7 +4,7 @@
                            random key order, into an uncompressed parquet file
   strata FILE DIR B DV     Strata's Python package: the file's rows written in one call (one commit) into a
                            fresh table with B buckets, then scanned into a pyarrow.Table (to_arrow) and
-                           streamed (to_reader)
+                           streamed (to_reader), the best of three scans each
   pypaimon FILE DIR B DV   pypaimon 2.1.0: the same rows written in one batch write and commit into a fresh
                            table, and Strata's table (from the strata run, in DIR) read back
 
@@ -39,8 +39,9 @@ def schema_of(table):
 def run_strata(path, work, buckets, dv):
     import strata
 
+    # One batch, as the Rust side writes it (pyarrow reads the file in several chunks).
     data = pq.read_table(path)
-    data = data.cast(schema_of(data))
+    data = data.cast(schema_of(data)).combine_chunks()
     catalog = strata.Catalog(work)
     catalog.create_database("db")
     t = catalog.create_table("db.py", schema_of(data), primary_keys=["id"],
@@ -48,12 +49,15 @@ def run_strata(path, work, buckets, dv):
     started = time.perf_counter()
     t.write(data)
     write_s = time.perf_counter() - started
-    started = time.perf_counter()
-    out = t.scan().to_arrow()
-    scan_s = time.perf_counter() - started
-    started = time.perf_counter()
-    streamed = sum(b.num_rows for b in t.scan().to_reader())
-    stream_s = time.perf_counter() - started
+    # The best of three scans of each kind, as the Rust side measures.
+    scan_s = stream_s = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        out = t.scan().to_arrow()
+        scan_s = min(scan_s, time.perf_counter() - started)
+        started = time.perf_counter()
+        streamed = sum(b.num_rows for b in t.scan().to_reader())
+        stream_s = min(stream_s, time.perf_counter() - started)
     assert out.num_rows == data.num_rows == streamed
     return {"write_s": round(write_s, 4), "scan_s": round(scan_s, 4), "stream_s": round(stream_s, 4), "rows": out.num_rows}
 

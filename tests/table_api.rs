@@ -379,3 +379,33 @@ fn batches_whose_values_would_change_are_refused_not_stored_changed() {
         vec![(1, Some(1)), (2, Some(-7))]
     );
 }
+
+/// `get_many` answers like the model (and like one `get` per key) for a random mix of present, absent,
+/// deleted and repeated keys, in both modes, and in key order of the request.
+#[test]
+fn get_many_equals_the_model_in_both_modes() {
+    let dir = tempfile::tempdir().unwrap();
+    for dv in [true, false] {
+        let t = table(dir.path(), if dv { "dv" } else { "mor" }, dv, &[]);
+        let mut model = Model::new();
+        workload(&t, 23, 12, &mut model);
+        let mut rng = StdRng::seed_from_u64(9);
+        for n in [1usize, 7, 40, 600] {
+            let ids: Vec<i64> = (0..n).map(|_| rng.random_range(0..1100)).collect();
+            let keys: Vec<Vec<Option<Datum>>> = ids.iter().map(|&id| vec![Some(Datum::BigInt(id))]).collect();
+            let got = strata::table::get_many(&t, &keys, None).unwrap();
+            assert_eq!(got.len(), ids.len());
+            for (id, row) in ids.iter().zip(got) {
+                let row = row.map(|b| rows(&[b]).remove(id).unwrap());
+                assert_eq!(row, model.get(id).cloned(), "dv={dv} n={n} key {id}");
+            }
+        }
+        // Time travel: an older snapshot answers as `get` does there.
+        let old = t.snapshot(None).unwrap().unwrap().id - 3;
+        let keys: Vec<Vec<Option<Datum>>> = (0..1100).step_by(13).map(|id| vec![Some(Datum::BigInt(id))]).collect();
+        let many = strata::table::get_many(&t, &keys, Some(old)).unwrap();
+        for (k, row) in keys.iter().zip(many) {
+            assert_eq!(row, get(&t, k, Some(old)).unwrap(), "dv={dv} snapshot {old} key {k:?}");
+        }
+    }
+}

@@ -118,14 +118,8 @@ impl NativeTable {
     ) -> PyResult<PyArrowType<RecordBatch>> {
         let keys = all_keys(&self.table, keys)?;
         let schema = self.table.layout().py()?.value_schema;
-        let found = py
-            .detach(|| {
-                keys.iter()
-                    .filter_map(|k| strata_table::get(&self.table, k, snapshot).transpose())
-                    .collect::<strata_spec::Result<Vec<_>>>()
-            })
-            .py()?;
-        Ok(PyArrowType(concat(&schema, &found)?))
+        let found = py.detach(|| strata_table::get_many(&self.table, &keys, snapshot)).py()?;
+        Ok(PyArrowType(concat(&schema, &found.into_iter().flatten().collect::<Vec<_>>())?))
     }
 
     /// A query for repeated lookups on snapshot `snapshot` (the latest when `None`).

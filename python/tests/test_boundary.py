@@ -129,3 +129,12 @@ def test_maintenance_and_a_pickled_table_reopens(catalog):
     again = pickle.loads(pickle.dumps(t))
     assert again.path == t.path and again.scan().count() == 4
     assert catalog.list_tables("db") == ["t"] and "db" in catalog.list_databases()
+
+
+def test_a_column_the_table_lacks_is_refused_not_dropped(catalog):
+    t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"])
+    with pytest.raises(strata.InvalidError, match="did you mean 's'"):
+        t.write({"id": [1], "S": ["typo"], "v": [1.0]})
+    with pytest.raises(strata.InvalidError, match="not a column"):
+        t.write({"id": [1], "s": ["a"], "extra": [1]})
+    assert t.snapshot_id is None

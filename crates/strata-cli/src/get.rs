@@ -1,5 +1,5 @@
-//! `strata get`: rows by primary key, one-off lookups or a `TableQuery` when many keys make it pay off, with
-//! the keys that were not found named.
+//! `strata get`: rows by primary key (all keys in one pass, `strata_table::get_many`), with the keys that were
+//! not found named.
 
 use strata_spec::{Datum, Error, TypeRoot};
 use strata_table::Table;
@@ -15,21 +15,11 @@ pub(crate) fn run(
     json: bool,
 ) -> Result<(), Error> {
     let parsed = keys.iter().map(|k| parse_key(table, k)).collect::<Result<Vec<_>, Error>>()?;
-    let query = if bulk_get_pays_off(table, snapshot, parsed.len())? {
-        Some(match snapshot {
-            Some(id) => strata_table::TableQuery::at_snapshot(table, id)?,
-            None => strata_table::TableQuery::new(table)?,
-        })
-    } else {
-        None
-    };
+    // One pass for all keys: the snapshot's metadata once, each candidate file's key columns once.
+    let found = strata_table::get_many(table, &parsed, snapshot)?;
     let mut rows = Vec::new();
     let mut not_found = Vec::new();
-    for (text, key) in keys.iter().zip(&parsed) {
-        let row = match &query {
-            Some(q) => q.get(key)?,
-            None => strata_table::get(table, key, snapshot)?,
-        };
+    for (text, row) in keys.iter().zip(found) {
         match row {
             Some(r) => rows.push(r),
             None => not_found.push(text.clone()),
@@ -59,24 +49,6 @@ pub(crate) fn run(
         eprintln!("not found: {}", not_found.join(" "));
     }
     Ok(())
-}
-
-/// Whether `keys` lookups should go through a `TableQuery`. A one-off lookup reads about one page (Paimon's
-/// default: 1 MiB) of every column of a candidate file; a query reads each file it touches whole, once, then
-/// answers from local disk. The query pays off once the keys' one-off reads add up to the whole table
-/// (counting one candidate file per key, which favours one-off lookups).
-fn bulk_get_pays_off(table: &Table, snapshot: Option<i64>, keys: usize) -> strata_spec::Result<bool> {
-    if keys < 2 {
-        return Ok(false);
-    }
-    let Some(snap) = table.snapshot(snapshot)? else { return Ok(false) };
-    let files = table.live_files_shared(&snap)?;
-    let total: u64 = files.iter().map(|e| e.file.file_size.max(0) as u64).sum();
-    let average = total / files.len().max(1) as u64;
-    // Key, sequence and kind columns besides the values.
-    let columns = table.schema().fields.len() as u64 + 3;
-    let per_key = average.min(columns << 20);
-    Ok((keys as u64).saturating_mul(per_key) >= total)
 }
 
 /// Splits a key's text into its column values: the whole text for a one-column key (so a string key may hold

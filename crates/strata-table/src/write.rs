@@ -252,6 +252,20 @@ impl TableWrite {
     /// Casts `batch`'s columns (matched by name) to the table's types.
     fn conform(&self, batch: &RecordBatch) -> Result<RecordBatch> {
         let schema = self.table.schema();
+        // A column the table lacks is refused, not dropped: a misspelt name would otherwise leave its column
+        // NULL in every row without a word.
+        let batch_schema = batch.schema();
+        if let Some(extra) = batch_schema.fields().iter().find(|c| schema.fields.iter().all(|f| &f.name != c.name())) {
+            let hint = match schema.fields.iter().find(|f| f.name.eq_ignore_ascii_case(extra.name())) {
+                Some(f) => format!("; did you mean '{}'?", f.name),
+                None => String::new(),
+            };
+            let names: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
+            return Err(Error::invalid(
+                "rows",
+                format!("column '{}' is not a column of the table{hint} (columns: {})", extra.name(), names.join(", ")),
+            ));
+        }
         let mut cols: Vec<ArrayRef> = Vec::with_capacity(schema.fields.len());
         for (f, t) in schema.fields.iter().zip(&self.value_types) {
             let col = match batch.column_by_name(&f.name) {
@@ -273,7 +287,8 @@ impl TableWrite {
         RecordBatch::try_new(self.value_schema.clone(), cols).map_err(|e| Error::invalid("rows", e.to_string()))
     }
 
-    /// Writes rows (every column of the table by name; nullable columns may be missing). Row kinds come from
+    /// Writes rows (every column of the table by name; nullable columns may be missing, columns the table
+    /// lacks are refused). Row kinds come from
     /// `rowkind.field` when the table sets it, else every row is an insert.
     pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
         let kinds = match self.rowkind_idx {
