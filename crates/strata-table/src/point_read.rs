@@ -146,10 +146,9 @@ pub fn get_many(table: &Table, keys: &[Vec<Option<Datum>>], snapshot: Option<i64
     let file_cols = file_columns(&layout);
     let key_cols: Vec<(String, DataType)> = file_cols[..layout.key_arity()].to_vec();
     // Per key, per candidate file that holds it: its rows there (one run each for the merge).
-    let found: Vec<Result<Vec<(usize, i32, Vec<RecordBatch>)>>> =
-        strata_io::parallel_map(&files, LOOKUP_THREADS, |(f, cand)| {
-            rows_of_keys(table, &layout, f, cand, &routed, &key_cols, &file_cols)
-        });
+    let found: Vec<Result<Vec<KeyRows>>> = strata_io::parallel_map(&files, LOOKUP_THREADS, |(f, cand)| {
+        rows_of_keys(table, &layout, f, cand, &routed, &key_cols, &file_cols)
+    });
     let mut copies: Vec<(Vec<Run>, Vec<i32>)> = (0..keys.len()).map(|_| (Vec::new(), Vec::new())).collect();
     for per_file in found {
         for (k, level, batches) in per_file? {
@@ -162,6 +161,9 @@ pub fn get_many(table: &Table, keys: &[Vec<Option<Datum>>], snapshot: Option<i64
     }
     Ok(out)
 }
+
+/// One key's rows in one file: (the key's index in the request, the file's level, the rows).
+type KeyRows = (usize, i32, Vec<RecordBatch>);
 
 /// How many candidate files `get_many` reads at once.
 const LOOKUP_THREADS: usize = 8;
@@ -250,7 +252,7 @@ fn rows_of_keys(
     routed: &[RoutedKey],
     key_cols: &[(String, DataType)],
     file_cols: &[(String, DataType)],
-) -> Result<Vec<(usize, i32, Vec<RecordBatch>)>> {
+) -> Result<Vec<KeyRows>> {
     let key_types: Vec<DataType> = key_cols.iter().map(|(_, t)| *t).collect();
     let fields: Vec<SortField> = key_types.iter().map(|t| SortField::new(strata_format::to_arrow(t))).collect();
     let converter = RowConverter::new(fields).map_err(|e| Error::invalid("get", e.to_string()))?;
