@@ -7,12 +7,12 @@ use std::time::Duration;
 use arrow_pyarrow::PyArrowType;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
-use strata_spec::{decode_commit_messages, encode_commit_messages, BinaryRow, CommitMessage, Error};
+use strata_spec::{decode_commit_messages, encode_commit_messages, BinaryRow, CommitMessage};
 use strata_table::{BatchSnapshots, ExpireOptions, ForeignCommit, MaintenanceReport, Table, TableWrite};
 
 use crate::convert::stream_of;
 use crate::errors::{invalid, IntoPyResult};
-use crate::write::{write_stream, RowKinds};
+use crate::write::{delete_stream, write_stream, RowKinds};
 
 /// The job name of one-off commits from Python (the commit user is `python-<uuid>`).
 pub(crate) const PYTHON_JOB: &str = "python";
@@ -147,10 +147,7 @@ impl NativeTable {
         let stream = stream_of(keys)?;
         py.detach(|| {
             let mut write = TableWrite::new(&self.table)?;
-            for batch in stream {
-                let batch = batch.map_err(|e| Error::invalid("keys", e.to_string()))?;
-                write.delete_keys(&batch)?;
-            }
+            delete_stream(&mut write, stream)?;
             let messages = write.prepare_commit_waiting()?;
             strata_table::commit_batch(PYTHON_JOB, &self.table, &mut write, messages, None)
         })

@@ -97,6 +97,17 @@ where
     Ok(())
 }
 
+/// Deletes the keys of every batch of an imported Arrow stream (the primary-key columns by name).
+pub(crate) fn delete_stream<I>(write: &mut TableWrite, stream: I) -> Result<()>
+where
+    I: Iterator<Item = std::result::Result<RecordBatch, arrow_schema::ArrowError>>,
+{
+    for batch in stream {
+        write.delete_keys(&batch.map_err(|e| Error::invalid("keys", e.to_string()))?)?;
+    }
+    Ok(())
+}
+
 /// A writer of one table for one commit that someone else makes: write and delete rows, then
 /// `prepare_commit` hands the serialized messages out (to `NativeTable.commit` in this process or another).
 #[pyclass(module = "strata._strata", frozen)]
@@ -140,12 +151,7 @@ impl NativeWrite {
     /// Deletes the rows whose primary keys are the rows of `keys`.
     fn delete(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
         let stream = stream_of(keys)?;
-        self.with(py, |w| {
-            for batch in stream {
-                w.delete_keys(&batch.map_err(|e| Error::invalid("keys", e.to_string()))?)?;
-            }
-            Ok(())
-        })
+        self.with(py, |w| delete_stream(w, stream))
     }
 
     /// For each row of `data`, the unit of work that must write it: a 64-bit id of its (partition,
