@@ -4,7 +4,9 @@
 # build, `maturin develop --release` into the test virtualenv), through the Rust API (benches/python_peer.rs)
 # and through pypaimon 2.1.0 (its own write of the rows; its read of Strata's table). Both Strata sides hand
 # the writer the same single 1M-row batch. Each side runs RUNS times (default 5), each run a fresh process
-# and table; the medians are printed with the ratios.
+# that writes three fresh tables and scans five times and reports its best write and best scan (both
+# Strata sides alike); the medians over runs are printed with the ratios. WORK=/dev/shm puts the tables on
+# tmpfs, which takes the disk's write-back out of what is compared (the overhead is CPU on both sides).
 # Figures: docs/BENCHMARKS.md ("Python package").
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +25,7 @@ for line in sys.stdin:
     m = json.loads(line)
     if m.get("executable") and m.get("target", {}).get("name") == "python_peer":
         print(m["executable"])')
-work="$(mktemp -d)"
+work="$(mktemp -d -p "${WORK:-${TMPDIR:-/tmp}}")"
 trap 'rm -rf "$work"' EXIT
 "$py" scripts/bench_python.py gen "$rows" "$work/rows.parquet" >/dev/null
 : > "$work/results"

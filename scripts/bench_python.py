@@ -3,8 +3,8 @@
   gen ROWS FILE            makes the rows (id BIGINT key, v BIGINT, d DOUBLE, six 10-character strings), in a
                            random key order, into an uncompressed parquet file
   strata FILE DIR B DV     Strata's Python package: the file's rows written in one call (one commit) into a
-                           fresh table with B buckets, then scanned into a pyarrow.Table (to_arrow) and
-                           streamed (to_reader), the best of three scans each
+                           fresh table with B buckets, the best of three such writes; then scanned into a
+                           pyarrow.Table (to_arrow) and streamed (to_reader), the best of five scans each
   pypaimon FILE DIR B DV   pypaimon 2.1.0: the same rows written in one batch write and commit into a fresh
                            table, and Strata's table (from the strata run, in DIR) read back
 
@@ -17,6 +17,10 @@ import time
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+# Writes (each into a fresh table) and scans per process; the best of each is reported, on both sides.
+WRITES = 3
+SCANS = 5
 
 
 def gen(rows, path):
@@ -44,14 +48,17 @@ def run_strata(path, work, buckets, dv):
     data = data.cast(schema_of(data)).combine_chunks()
     catalog = strata.Catalog(work)
     catalog.create_database("db")
-    t = catalog.create_table("db.py", schema_of(data), primary_keys=["id"],
-                             options={"bucket": buckets, "deletion-vectors.enabled": dv})
-    started = time.perf_counter()
-    t.write(data)
-    write_s = time.perf_counter() - started
-    # The best of three scans of each kind, as the Rust side measures.
+    # The best of three writes, each into a fresh table, as the Rust side measures.
+    write_s = float("inf")
+    for i in range(WRITES):
+        t = catalog.create_table(f"db.py{i}", schema_of(data), primary_keys=["id"],
+                                 options={"bucket": buckets, "deletion-vectors.enabled": dv})
+        started = time.perf_counter()
+        t.write(data)
+        write_s = min(write_s, time.perf_counter() - started)
+    # The best of five scans of each kind, as the Rust side measures.
     scan_s = stream_s = float("inf")
-    for _ in range(3):
+    for _ in range(SCANS):
         started = time.perf_counter()
         out = t.scan().to_arrow()
         scan_s = min(scan_s, time.perf_counter() - started)
@@ -82,7 +89,7 @@ def run_pypaimon(path, work, buckets, dv):
     c.close()
     write_s = time.perf_counter() - started
     # pypaimon reads the table Strata wrote (compacted: what a deletion-vector reader sees).
-    strata_table = cat.get_table("db.py")
+    strata_table = cat.get_table(f"db.py{WRITES - 1}")
     started = time.perf_counter()
     rb = strata_table.new_read_builder()
     out = rb.new_read().to_arrow(rb.new_scan().plan().splits())

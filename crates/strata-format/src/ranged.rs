@@ -210,8 +210,11 @@ impl parquet::file::reader::ChunkReader for RangedFile {
     }
 }
 
-/// A sequential reader over a ranged file: from fetched pieces where they cover it, else a megabyte at a
-/// time from the store.
+/// Bytes a sequential read fetches at least when nothing fetched ahead covers it.
+const READ_WINDOW: u64 = 64 << 10;
+
+/// A sequential reader over a ranged file: from fetched pieces where they cover it, else what the decoder
+/// asks for (at least [`READ_WINDOW`], at most a megabyte at a time) from the store.
 pub(crate) struct RangedRead {
     io: Arc<dyn FileIO>,
     path: String,
@@ -224,7 +227,10 @@ pub(crate) struct RangedRead {
 impl std::io::Read for RangedRead {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         if self.buf.is_empty() {
-            let n = (self.end.saturating_sub(self.pos)).min(1 << 20);
+            // What the decoder asks for, at least a small window (a page header arrives in pieces) and at
+            // most a megabyte: without an offset index the decoder opens a reader at every page, so a
+            // fixed megabyte would read far past small pages.
+            let n = (self.end.saturating_sub(self.pos)).min((out.len() as u64).clamp(READ_WINDOW, 1 << 20));
             if n == 0 {
                 return Ok(0);
             }
@@ -264,5 +270,81 @@ mod tests {
         assert!(covering(&pieces, 8, 5).is_none(), "a range past a piece's end");
         assert!(covering(&pieces, 50, 1).is_none(), "a range between pieces");
         assert!(covering(&[], 0, 1).is_none());
+    }
+
+    /// A memory file system counting the bytes its range reads return.
+    #[derive(Debug, Default)]
+    struct Counting {
+        inner: strata_io::MemoryFileIO,
+        read: std::sync::atomic::AtomicU64,
+    }
+
+    impl FileIO for Counting {
+        fn read(&self, path: &str) -> Result<Vec<u8>> {
+            self.inner.read(path)
+        }
+        fn read_range(&self, path: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
+            let b = self.inner.read_range(path, offset, len)?;
+            self.read.fetch_add(b.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            Ok(b)
+        }
+        fn size(&self, path: &str) -> Result<u64> {
+            self.inner.size(path)
+        }
+        fn write(&self, path: &str, data: &[u8]) -> Result<()> {
+            self.inner.write(path, data)
+        }
+        fn create_if_absent(&self, path: &str, data: &[u8]) -> Result<bool> {
+            self.inner.create_if_absent(path, data)
+        }
+        fn exists(&self, path: &str) -> Result<bool> {
+            self.inner.exists(path)
+        }
+        fn list(&self, dir: &str) -> Result<Vec<strata_io::FileStatus>> {
+            self.inner.list(dir)
+        }
+        fn delete(&self, path: &str) -> Result<()> {
+            self.inner.delete(path)
+        }
+        fn delete_dir(&self, path: &str) -> Result<()> {
+            self.inner.delete_dir(path)
+        }
+        fn mkdirs(&self, path: &str) -> Result<()> {
+            self.inner.mkdirs(path)
+        }
+    }
+
+    /// A sequential read (the decoder's, page by page, without an offset index) fetches about what it
+    /// reads: a small page costs a small window, not a megabyte; a large read is fetched as asked; and the
+    /// bytes are the file's.
+    #[test]
+    fn sequential_reads_fetch_what_is_asked_not_a_megabyte() {
+        use parquet::file::reader::ChunkReader;
+        use std::io::Read;
+        let counting = Arc::new(Counting::default());
+        let data: Vec<u8> = (0..(4u32 << 20)).map(|i| (i % 251) as u8).collect();
+        counting.write("f", &data).unwrap();
+        let file = RangedFile::new(counting.clone(), "f", data.len() as u64);
+        let fetched = || counting.read.load(std::sync::atomic::Ordering::Relaxed);
+        // A page: a header read in small pieces, then a 10 KB body.
+        let mut r = file.get_read(1000).unwrap();
+        let mut header = [0u8; 16];
+        r.read_exact(&mut header).unwrap();
+        let mut body = vec![0u8; 10_000];
+        r.read_exact(&mut body).unwrap();
+        assert_eq!(&header[..], &data[1000..1016]);
+        assert_eq!(body, data[1016..11_016]);
+        assert_eq!(fetched(), READ_WINDOW, "a small page costs one window");
+        // A large body: what is asked, not rounded up to a megabyte.
+        let mut r = file.get_read(2 << 20).unwrap();
+        let mut big = vec![0u8; 300_000];
+        r.read_exact(&mut big).unwrap();
+        assert_eq!(big, data[(2 << 20)..(2 << 20) + 300_000]);
+        assert_eq!(fetched() - READ_WINDOW, 300_000);
+        // The end of the file bounds a read.
+        let mut r = file.get_read(data.len() as u64 - 10).unwrap();
+        let mut tail = Vec::new();
+        r.read_to_end(&mut tail).unwrap();
+        assert_eq!(tail, data[data.len() - 10..]);
     }
 }

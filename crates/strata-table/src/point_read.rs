@@ -8,9 +8,9 @@ use arrow_array::{Array, RecordBatch};
 use arrow_row::{RowConverter, SortField};
 use strata_format::{
     file_columns, open_data_file_ranged, read_positions, CmpOp, DataFileRef, KeyValueLayout, MergeConfig,
-    MergeIterator, Predicate, Run, TypedPredicate, DEFAULT_BATCH_SIZE,
+    MergeIterator, Predicate, RowKind, Run, TypedPredicate, DEFAULT_BATCH_SIZE,
 };
-use strata_spec::{bucket_of_hash, compare_rows, key_hash, BinaryRow, DataType, Datum, Error, Result};
+use strata_spec::{bucket_of_hash, compare_rows, key_hash, BinaryRow, DataType, Datum, Error, MergeEngine, Result};
 
 use crate::read::ReadBuilder;
 use crate::table::Table;
@@ -92,27 +92,49 @@ pub(crate) fn route_key(table: &Table, layout: &KeyValueLayout, key: &[Option<Da
     Ok(RoutedKey { partition, bucket, key })
 }
 
-/// Merges every copy of one key (`runs`, one per file, each at its file's level) and returns the surviving
-/// row (value columns only), `None` when the key is deleted or absent.
+/// Merges every copy of one key (`copies`: per file, its rows of the key and the file's level) with the
+/// table's merge engine and returns the surviving row (value columns only), `None` when the key is deleted
+/// or absent.
 pub(crate) fn merge_copies(
-    table: &Table,
     layout: &Arc<KeyValueLayout>,
-    runs: Vec<Run>,
-    run_levels: Vec<i32>,
+    merge: &MergeConfig,
+    copies: Vec<(Vec<RecordBatch>, i32)>,
 ) -> Result<Option<RecordBatch>> {
-    if runs.is_empty() {
+    let value_cols: Vec<usize> = (0..layout.value_fields.len()).map(|i| layout.value_index(i)).collect();
+    let value_row = |b: &RecordBatch, row: usize| -> Result<RecordBatch> {
+        let b = b.project(&value_cols).map_err(|e| Error::invalid("get", e.to_string()))?;
+        RecordBatch::try_new(layout.value_schema.clone(), b.columns().to_vec())
+            .map(|b| b.slice(row, 1))
+            .map_err(|e| Error::invalid("get", e.to_string()))
+    };
+    // One row of the key in the whole table (a deletion-vector table's usual case, and any key written
+    // once): under deduplicate it wins unless it retracts, which needs no merge.
+    if let [(batches, _)] = copies.as_slice() {
+        let rows: Vec<&RecordBatch> = batches.iter().filter(|b| b.num_rows() > 0).collect();
+        if let ([b], MergeEngine::Deduplicate) = (rows.as_slice(), merge.engine) {
+            if b.num_rows() == 1 {
+                let kind = b
+                    .column(layout.kind_index())
+                    .as_any()
+                    .downcast_ref::<arrow_array::Int8Array>()
+                    .ok_or_else(|| Error::corrupt("the row kind column is not TINYINT"))?;
+                if kind.is_null(0) {
+                    return Err(Error::corrupt("a row without a row kind"));
+                }
+                return if RowKind::byte_is_retract(kind.value(0)) { Ok(None) } else { value_row(b, 0).map(Some) };
+            }
+        }
+    }
+    if copies.is_empty() {
         return Ok(None);
     }
-    let merged = MergeIterator::new(layout.clone(), runs, MergeConfig::from_schema(table.schema())?, true, 16)?
-        .with_run_levels(run_levels);
-    let value_cols: Vec<usize> = (0..layout.value_fields.len()).map(|i| layout.value_index(i)).collect();
+    let (runs, run_levels): (Vec<Run>, Vec<i32>) =
+        copies.into_iter().map(|(batches, level)| (Box::new(batches.into_iter().map(Ok)) as Run, level)).unzip();
+    let merged = MergeIterator::new(layout.clone(), runs, merge.clone(), true, 16)?.with_run_levels(run_levels);
     for b in merged {
         let b = b?;
         if b.num_rows() > 0 {
-            let b = b.project(&value_cols).map_err(|e| Error::invalid("get", e.to_string()))?;
-            return RecordBatch::try_new(layout.value_schema.clone(), b.columns().to_vec())
-                .map(|b| Some(b.slice(0, 1)))
-                .map_err(|e| Error::invalid("get", e.to_string()));
+            return value_row(&b, 0).map(Some);
         }
     }
     Ok(None)
@@ -149,15 +171,15 @@ pub fn get_many(table: &Table, keys: &[Vec<Option<Datum>>], snapshot: Option<i64
     let found: Vec<Result<Vec<KeyRows>>> = strata_io::parallel_map(&files, LOOKUP_THREADS, |(f, cand)| {
         rows_of_keys(table, &layout, f, cand, &routed, &key_cols, &file_cols)
     });
-    let mut copies: Vec<(Vec<Run>, Vec<i32>)> = (0..keys.len()).map(|_| (Vec::new(), Vec::new())).collect();
+    let mut copies: Vec<Vec<(Vec<RecordBatch>, i32)>> = (0..keys.len()).map(|_| Vec::new()).collect();
     for per_file in found {
         for (k, level, batches) in per_file? {
-            copies[k].0.push(Box::new(batches.into_iter().map(Ok)));
-            copies[k].1.push(level);
+            copies[k].push((batches, level));
         }
     }
-    for (k, (runs, levels)) in copies.into_iter().enumerate() {
-        out[k] = merge_copies(table, &layout, runs, levels)?;
+    let merge = MergeConfig::from_schema(table.schema())?;
+    for (k, key_copies) in copies.into_iter().enumerate() {
+        out[k] = merge_copies(&layout, &merge, key_copies)?;
     }
     Ok(out)
 }

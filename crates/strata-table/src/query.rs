@@ -31,7 +31,7 @@ use strata_dv::DeletionVector;
 use strata_format::lookup::{
     KeyEncoder, LookupCacheOptions, LookupFile, LookupFileCache, LookupFileSpec, LookupStats, Probe,
 };
-use strata_format::{KeyValueLayout, Run};
+use strata_format::{KeyValueLayout, MergeConfig};
 use strata_io::ScratchDir;
 use strata_spec::{DataFileMeta, Datum, Error, Result, Snapshot};
 
@@ -39,13 +39,13 @@ use crate::point_read::{merge_copies, route_key, RoutedKey};
 use crate::table::{DeletionFile, Table};
 
 /// Each (serialized partition, bucket)'s candidate files.
-type BucketFiles = HashMap<(Vec<u8>, i32), Vec<Candidate>>;
+type BucketFiles = HashMap<(Vec<u8>, i32), Vec<Arc<Candidate>>>;
 
 /// The bucket count each (serialized) partition's files were written with, where they record one.
 type PartitionBuckets = HashMap<Vec<u8>, i32>;
 
-/// A data file that may hold a key, with its key range in arrow-row bytes.
-#[derive(Clone)]
+/// A data file that may hold a key, with its key range in arrow-row bytes (shared: a lookup takes the
+/// candidates it touches out of the lock without copying their metadata).
 struct Candidate {
     path: String,
     meta: DataFileMeta,
@@ -65,6 +65,8 @@ struct View {
     raw: bool,
     cache: LookupCacheOptions,
     spec: LookupFileSpec,
+    /// The table's merge engine, for keys with copies in several files.
+    merge: MergeConfig,
 }
 
 impl View {
@@ -84,7 +86,8 @@ impl View {
             _ => None,
         };
         let spec = LookupFileSpec { with_rows: true, bloom_fpp: cache.bloom_fpp, compression };
-        Ok(View { schema_id: schema.id, keys: KeyEncoder::new(&layout)?, layout, raw, cache, spec, table })
+        let merge = MergeConfig::from_schema(schema)?;
+        Ok(View { schema_id: schema.id, keys: KeyEncoder::new(&layout)?, layout, raw, cache, spec, merge, table })
     }
 
     /// Each bucket's candidate files in `snapshot`, and each partition's bucket count.
@@ -100,13 +103,13 @@ impl View {
             if e.total_buckets > 0 {
                 totals.insert(e.partition.serialize(), e.total_buckets);
             }
-            buckets.entry((e.partition.serialize(), e.bucket)).or_default().push(Candidate {
+            buckets.entry((e.partition.serialize(), e.bucket)).or_default().push(Arc::new(Candidate {
                 path: self.table.data_file_path(e)?,
                 min: self.keys.encode_row(&e.file.min_key)?,
                 max: self.keys.encode_row(&e.file.max_key)?,
                 meta: e.file.clone(),
                 deletion_file: deletion_files.remove(&deletion_files_key),
-            });
+            }));
         }
         Ok((buckets, totals))
     }
@@ -296,7 +299,7 @@ impl TableQuery {
                 let key_bytes = view.keys.encode(&key)?;
                 let partition = partition.serialize();
                 let total = st.partition_buckets.get(&partition).copied().unwrap_or(0);
-                let files: Vec<&Candidate> = match bucket.bucket_for(total)? {
+                let files: Vec<&Arc<Candidate>> = match bucket.bucket_for(total)? {
                     Some(b) => st.buckets.get(&(partition, b)).into_iter().flatten().collect(),
                     // Dynamic and postpone buckets: every bucket of the partition may hold the key.
                     None => st
@@ -306,12 +309,13 @@ impl TableQuery {
                         .flat_map(|(_, files)| files.iter())
                         .collect(),
                 };
-                let hits: Vec<Candidate> = files
+                let hits: Vec<Arc<Candidate>> = files
                     .into_iter()
                     .filter(|c| c.min.as_slice() <= key_bytes.as_slice() && key_bytes.as_slice() <= c.max.as_slice())
                     .cloned()
                     .collect();
-                let missing: Vec<Candidate> = hits.iter().filter(|c| !st.cache.contains(&c.path)).cloned().collect();
+                let missing: Vec<Arc<Candidate>> =
+                    hits.iter().filter(|c| !st.cache.contains(&c.path)).cloned().collect();
                 let missing_vectors: Vec<DeletionFile> = hits
                     .iter()
                     .filter_map(|c| c.deletion_file.clone())
@@ -342,20 +346,18 @@ impl TableQuery {
             st.vectors.extend(vectors);
             let keep: HashSet<&str> = hits.iter().map(|c| c.path.as_str()).collect();
             st.cache.evict(&keep);
-            let mut runs: Vec<Run> = Vec::new();
-            let mut run_levels = Vec::new();
+            let mut copies = Vec::new();
             for c in &hits {
                 let dv = match &c.deletion_file {
                     Some(d) => st.vectors.get(&(d.path.clone(), d.meta.offset)).cloned(),
                     None => None,
                 };
                 if let Some(rows) = st.copies(&self.scratch, c, &key_bytes, dv.as_deref(), &keep)? {
-                    runs.push(Box::new(std::iter::once(Ok(rows))));
-                    run_levels.push(c.meta.level);
+                    copies.push((vec![rows], c.meta.level));
                 }
             }
             drop(st);
-            return merge_copies(&view.table, &view.layout, runs, run_levels);
+            return merge_copies(&view.layout, &view.merge, copies);
         }
         Err(Error::invalid("get", "the query moved to another snapshot during each of 8 attempts"))
     }

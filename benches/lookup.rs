@@ -1,0 +1,214 @@
+//! Strata's side of `scripts/bench-lookup.sh`: key lookups in process, on the table shape issue 21 measures
+//! (`id BIGINT` key and 20 ten-character strings, 4 buckets, deletion vectors, a load and 4 rounds updating
+//! 10% of the keys).
+//!
+//! `cargo bench --bench lookup -- make DIR ROWS` writes that table to `DIR/db.db/t` (one commit for the load,
+//! one per round). `cargo bench --bench lookup -- measure TABLE ROWS` prints one JSON line:
+//! - `get1_p50_ms`, `get1_p99_ms`: 200 one-off [`strata::get`] calls of random keys (each reads the
+//!   snapshot's metadata and the candidate files' pages, no warm state);
+//! - `many100_s`, `many10000_s`: [`strata::table::get_many`] of 100 and 10,000 random keys (best of 3);
+//! - `query_warm_s`, `query_p50_us`, `query_p99_us`: a [`strata::TableQuery`] warmed by 200 lookups, then
+//!   20,000 lookups of random keys;
+//! - `*_bytes`: bytes read from the table's files by each kind of lookup (one `get`, one `get_many` of each
+//!   size), from a counting file system.
+//!
+//! Without arguments (a plain `cargo bench`) it says how to run it.
+#![allow(missing_docs)]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType as ArrowType, Field, Schema};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use strata::io::FileStatus;
+use strata::spec::{DataType, Datum, TableSchema, TypeRoot};
+use strata::table::{commit_batch, get_many};
+use strata::{FileIO, LocalFileIO, Table, TableQuery, TableWrite};
+
+type Res<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+const STRINGS: usize = 20;
+const ROUNDS: usize = 4;
+
+/// Local files, counting the bytes read.
+#[derive(Debug)]
+struct CountingIO {
+    inner: LocalFileIO,
+    read: AtomicU64,
+}
+
+impl CountingIO {
+    fn count(&self, n: usize) {
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
+impl FileIO for CountingIO {
+    fn read(&self, path: &str) -> strata::Result<Vec<u8>> {
+        let b = self.inner.read(path)?;
+        self.count(b.len());
+        Ok(b)
+    }
+    fn read_range(&self, path: &str, offset: u64, len: u64) -> strata::Result<Vec<u8>> {
+        let b = self.inner.read_range(path, offset, len)?;
+        self.count(b.len());
+        Ok(b)
+    }
+    fn read_ranges(&self, path: &str, ranges: &[std::ops::Range<u64>]) -> strata::Result<Vec<Vec<u8>>> {
+        let b = self.inner.read_ranges(path, ranges)?;
+        self.count(b.iter().map(Vec::len).sum());
+        Ok(b)
+    }
+    fn size(&self, path: &str) -> strata::Result<u64> {
+        self.inner.size(path)
+    }
+    fn write(&self, path: &str, data: &[u8]) -> strata::Result<()> {
+        self.inner.write(path, data)
+    }
+    fn create_if_absent(&self, path: &str, data: &[u8]) -> strata::Result<bool> {
+        self.inner.create_if_absent(path, data)
+    }
+    fn exists(&self, path: &str) -> strata::Result<bool> {
+        self.inner.exists(path)
+    }
+    fn file_exists(&self, path: &str) -> strata::Result<bool> {
+        self.inner.file_exists(path)
+    }
+    fn list(&self, dir: &str) -> strata::Result<Vec<FileStatus>> {
+        self.inner.list(dir)
+    }
+    fn delete(&self, path: &str) -> strata::Result<()> {
+        self.inner.delete(path)
+    }
+    fn delete_dir(&self, path: &str) -> strata::Result<()> {
+        self.inner.delete_dir(path)
+    }
+    fn mkdirs(&self, path: &str) -> strata::Result<()> {
+        self.inner.mkdirs(path)
+    }
+}
+
+fn rows(ids: &[i64], round: usize) -> Res<RecordBatch> {
+    let mut fields = vec![Field::new("id", ArrowType::Int64, false)];
+    let mut cols: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(ids.to_vec()))];
+    for c in 0..STRINGS {
+        fields.push(Field::new(format!("s{c}"), ArrowType::Utf8, true));
+        cols.push(Arc::new(StringArray::from_iter_values(
+            ids.iter()
+                .map(|i| format!("{:010x}", (*i as u64).wrapping_mul(0x9E37_79B9) ^ (c as u64 * 7919 + round as u64))),
+        )));
+    }
+    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
+}
+
+fn make(dir: &str, n: usize) -> Res<()> {
+    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
+    let mut cols = vec![("id".to_string(), DataType::not_null(TypeRoot::BigInt))];
+    cols.extend((0..STRINGS).map(|i| (format!("s{i}"), DataType::string())));
+    let options = [("bucket", "4"), ("deletion-vectors.enabled", "true")];
+    let options = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let schema = TableSchema::new(cols, vec![], vec!["id".into()], options, 0)?;
+    let table = Table::create(io, &format!("{dir}/db.db/t"), schema)?;
+    let mut rng = StdRng::seed_from_u64(1);
+    let mut ids: Vec<i64> = (0..n as i64).collect();
+    for round in 0..=ROUNDS {
+        if round > 0 {
+            ids = (0..n / 10).map(|_| rng.random_range(0..n as i64)).collect();
+            ids.sort_unstable();
+            ids.dedup();
+        }
+        let mut write = TableWrite::new(&table)?;
+        for part in ids.chunks(100_000) {
+            write.write_batch(&rows(part, round)?)?;
+        }
+        let messages = write.prepare_commit_waiting()?;
+        commit_batch("bench", &table, &mut write, messages, None)?;
+    }
+    Ok(())
+}
+
+fn key(k: i64) -> Vec<Option<Datum>> {
+    vec![Some(Datum::BigInt(k))]
+}
+
+fn percentile(v: &mut [f64], p: usize) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[(v.len() * p / 100).min(v.len() - 1)]
+}
+
+fn measure(path: &str, n: usize) -> Res<()> {
+    let io = Arc::new(CountingIO { inner: LocalFileIO::new(), read: AtomicU64::new(0) });
+    let table = Table::open(io.clone(), path)?;
+    let mut rng = StdRng::seed_from_u64(9);
+    let mut random_keys =
+        |count: usize| -> Vec<Vec<Option<Datum>>> { (0..count).map(|_| key(rng.random_range(0..n as i64))).collect() };
+    // One-off gets: every call starts from nothing (snapshot, manifests, candidate files' pages).
+    let mut lat = Vec::new();
+    let before = io.read.load(Ordering::Relaxed);
+    for k in random_keys(200) {
+        let t = Instant::now();
+        let row = strata::get(&table, &k, None)?;
+        lat.push(t.elapsed().as_secs_f64() * 1e3);
+        if row.is_none() {
+            return Err(format!("key {k:?} not found").into());
+        }
+    }
+    let get1_bytes = (io.read.load(Ordering::Relaxed) - before) / 200;
+    let (get1_p50, get1_p99) = (percentile(&mut lat, 50), percentile(&mut lat, 99));
+    let mut many = |count: usize| -> Res<(f64, u64)> {
+        let keys = random_keys(count);
+        let (mut best, mut bytes) = (f64::MAX, 0);
+        for _ in 0..3 {
+            let before = io.read.load(Ordering::Relaxed);
+            let t = Instant::now();
+            let found = get_many(&table, &keys, None)?;
+            best = best.min(t.elapsed().as_secs_f64());
+            bytes = io.read.load(Ordering::Relaxed) - before;
+            if found.iter().any(Option::is_none) {
+                return Err("a key was not found".into());
+            }
+        }
+        Ok((best, bytes))
+    };
+    let (many100, many100_bytes) = many(100)?;
+    let (many10000, many10000_bytes) = many(10_000)?;
+    let t = Instant::now();
+    let query = TableQuery::new(&table)?;
+    for k in random_keys(200) {
+        query.get(&k)?;
+    }
+    let warm = t.elapsed().as_secs_f64();
+    let mut qlat = Vec::with_capacity(20_000);
+    for k in random_keys(20_000) {
+        let t = Instant::now();
+        let row = query.get(&k)?;
+        qlat.push(t.elapsed().as_secs_f64() * 1e6);
+        if row.is_none() {
+            return Err(format!("key {k:?} not found by the query").into());
+        }
+    }
+    let (q50, q99) = (percentile(&mut qlat, 50), percentile(&mut qlat, 99));
+    println!(
+        "{{\"get1_p50_ms\": {get1_p50:.3}, \"get1_p99_ms\": {get1_p99:.3}, \"get1_bytes\": {get1_bytes}, \
+         \"many100_s\": {many100:.4}, \"many100_bytes\": {many100_bytes}, \"many10000_s\": {many10000:.4}, \
+         \"many10000_bytes\": {many10000_bytes}, \"query_warm_s\": {warm:.3}, \"query_p50_us\": {q50:.1}, \
+         \"query_p99_us\": {q99:.1}}}"
+    );
+    Ok(())
+}
+
+fn main() -> Res<()> {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let arg = |i: usize| args.get(i).map(String::as_str);
+    match (arg(0), arg(1), arg(2).map(str::parse::<usize>)) {
+        (Some("make"), Some(dir), Some(Ok(n))) => make(dir, n),
+        (Some("measure"), Some(table), Some(Ok(n))) => measure(table, n),
+        _ => {
+            eprintln!("lookup: run through scripts/bench-lookup.sh (make DIR ROWS | measure TABLE ROWS)");
+            Ok(())
+        }
+    }
+}
