@@ -8,9 +8,9 @@ use arrow_array::{Array, RecordBatch};
 use arrow_row::{RowConverter, SortField};
 use strata_format::{
     file_columns, open_data_file_ranged, read_positions, CmpOp, DataFileRef, KeyValueLayout, MergeConfig,
-    MergeIterator, Predicate, RowKind, Run, TypedPredicate, DEFAULT_BATCH_SIZE,
+    MergeIterator, Predicate, Run, TypedPredicate, DEFAULT_BATCH_SIZE,
 };
-use strata_spec::{bucket_of_hash, compare_rows, key_hash, BinaryRow, DataType, Datum, Error, MergeEngine, Result};
+use strata_spec::{bucket_of_hash, compare_rows, key_hash, BinaryRow, DataType, Datum, Error, Result};
 
 use crate::read::ReadBuilder;
 use crate::table::Table;
@@ -107,24 +107,6 @@ pub(crate) fn merge_copies(
             .map(|b| b.slice(row, 1))
             .map_err(|e| Error::invalid("get", e.to_string()))
     };
-    // One row of the key in the whole table (a deletion-vector table's usual case, and any key written
-    // once): under deduplicate it wins unless it retracts, which needs no merge.
-    if let [(batches, _)] = copies.as_slice() {
-        let rows: Vec<&RecordBatch> = batches.iter().filter(|b| b.num_rows() > 0).collect();
-        if let ([b], MergeEngine::Deduplicate) = (rows.as_slice(), merge.engine) {
-            if b.num_rows() == 1 {
-                let kind = b
-                    .column(layout.kind_index())
-                    .as_any()
-                    .downcast_ref::<arrow_array::Int8Array>()
-                    .ok_or_else(|| Error::corrupt("the row kind column is not TINYINT"))?;
-                if kind.is_null(0) {
-                    return Err(Error::corrupt("a row without a row kind"));
-                }
-                return if RowKind::byte_is_retract(kind.value(0)) { Ok(None) } else { value_row(b, 0).map(Some) };
-            }
-        }
-    }
     if copies.is_empty() {
         return Ok(None);
     }
