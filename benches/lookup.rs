@@ -26,7 +26,7 @@ use rand::{Rng, SeedableRng};
 use strata::io::FileStatus;
 use strata::spec::{DataType, Datum, TableSchema, TypeRoot};
 use strata::table::{commit_batch, get_many};
-use strata::{FileIO, LocalFileIO, Table, TableQuery, TableWrite};
+use strata::{FileIO, LocalFileIO, Predicate, ReadBuilder, Table, TableQuery, TableWrite};
 
 type Res<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
@@ -191,11 +191,56 @@ fn measure(path: &str, n: usize) -> Res<()> {
         }
     }
     let (q50, q99) = (percentile(&mut qlat, 50), percentile(&mut qlat, 99));
+    // Bytes a full scan reads against a scan filtered to one key (row groups and pages pruned by the key).
+    // (bytes read, rows, best time of 3).
+    let scan = |filter: Option<Predicate>| -> Res<(u64, usize, f64)> {
+        let (mut bytes, mut rows, mut best) = (0, 0, f64::MAX);
+        for _ in 0..3 {
+            let before = io.read.load(Ordering::Relaxed);
+            let t = Instant::now();
+            let mut read = ReadBuilder::new(&table);
+            if let Some(f) = filter.clone() {
+                read = read.with_filter(f);
+            }
+            rows = read.read_plan(&read.plan()?)?.batches.iter().map(RecordBatch::num_rows).sum();
+            best = best.min(t.elapsed().as_secs_f64());
+            bytes = io.read.load(Ordering::Relaxed) - before;
+        }
+        Ok((bytes, rows, best))
+    };
+    let (full_bytes, full_rows, full_s) = scan(None)?;
+    let (key_bytes, key_rows, _) = scan(Some(Predicate::eq("id", Datum::BigInt(n as i64 / 3))))?;
+    if full_rows != n || key_rows != 1 {
+        return Err(format!("scans returned {full_rows} and {key_rows} rows, not {n} and 1").into());
+    }
     println!(
         "{{\"get1_p50_ms\": {get1_p50:.3}, \"get1_p99_ms\": {get1_p99:.3}, \"get1_bytes\": {get1_bytes}, \
          \"many100_s\": {many100:.4}, \"many100_bytes\": {many100_bytes}, \"many10000_s\": {many10000:.4}, \
          \"many10000_bytes\": {many10000_bytes}, \"query_warm_s\": {warm:.3}, \"query_p50_us\": {q50:.1}, \
-         \"query_p99_us\": {q99:.1}}}"
+         \"query_p99_us\": {q99:.1}, \"scan_full_s\": {full_s:.3}, \"scan_full_bytes\": {full_bytes}, \"scan_key_bytes\": {key_bytes}}}"
+    );
+    Ok(())
+}
+
+/// `TableQuery` lookups alone (for a profile): warm-up, then 100,000 lookups; prints p50 and p99.
+fn query_only(path: &str, n: usize) -> Res<()> {
+    let table = Table::open(Arc::new(LocalFileIO::new()), path)?;
+    let mut rng = StdRng::seed_from_u64(9);
+    let query = TableQuery::new(&table)?;
+    for _ in 0..200 {
+        query.get(&key(rng.random_range(0..n as i64)))?;
+    }
+    let mut qlat = Vec::with_capacity(100_000);
+    for _ in 0..100_000 {
+        let k = key(rng.random_range(0..n as i64));
+        let t = Instant::now();
+        query.get(&k)?.ok_or("a key was not found by the query")?;
+        qlat.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    println!(
+        "{{\"query_p50_us\": {:.1}, \"query_p99_us\": {:.1}}}",
+        percentile(&mut qlat, 50),
+        percentile(&mut qlat, 99)
     );
     Ok(())
 }
@@ -206,8 +251,11 @@ fn main() -> Res<()> {
     match (arg(0), arg(1), arg(2).map(str::parse::<usize>)) {
         (Some("make"), Some(dir), Some(Ok(n))) => make(dir, n),
         (Some("measure"), Some(table), Some(Ok(n))) => measure(table, n),
+        (Some("query"), Some(table), Some(Ok(n))) => query_only(table, n),
         _ => {
-            eprintln!("lookup: run through scripts/bench-lookup.sh (make DIR ROWS | measure TABLE ROWS)");
+            eprintln!(
+                "lookup: run through scripts/bench-lookup.sh (make DIR ROWS | measure TABLE ROWS | query TABLE ROWS)"
+            );
             Ok(())
         }
     }

@@ -4,10 +4,11 @@
 # rounds updating 10% of the keys, written by the Rust API (benches/lookup.rs `make`).
 #
 # In process: Strata's one-off get of 1 key (p50/p99 of 200), get_many of 100 and 10,000 random keys, and a
-# TableQuery (warm-up, then p50/p99 of 20,000 lookups), with the bytes each read (benches/lookup.rs
-# `measure`); paimon-rust's read of the same 100 and 10,000 keys with an `in` filter on the key, timed
-# inside its process (best of 3). Whole process: `strata get` of 1, 100 and 10,000 keys against a Python
-# process running that paimon-rust read (median of RUNS, default 3).
+# TableQuery (warm-up, then p50/p99 of 20,000 lookups), with the bytes each read, and a full scan's time
+# and bytes beside a one-key filtered scan's bytes (benches/lookup.rs `measure`); paimon-rust's read of 1,
+# 100 and 10,000 keys with an `in` filter on the key, timed inside its process (best of 3). Whole
+# process: `strata get` of 1, 100 and 10,000 keys against a Python process running that paimon-rust read
+# (median of RUNS, default 3).
 # Figures: docs/BENCHMARKS.md ("Key lookups against paimon-rust").
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,7 +48,7 @@ for _ in range(repeat):
 print(json.dumps({"keys": len(keys), "best_s": round(best, 4)}))
 PY
 echo "Strata in process: $("$bench" measure "$table" "$rows")"
-for n in 100 10000; do
+for n in 1 100 10000; do
   echo "paimon-rust in process, $n keys: $("$py" "$work/peer.py" "$work/wh" "$work/keys-$n" 3)"
 done
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }

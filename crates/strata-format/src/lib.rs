@@ -13,6 +13,7 @@ mod kv;
 pub mod lookup;
 mod merge;
 mod merge_function;
+mod page_prune;
 mod predicate;
 mod ranged;
 mod reader;

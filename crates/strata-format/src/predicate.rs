@@ -174,16 +174,32 @@ impl Predicate {
     }
 }
 
+/// The parquet leaf columns of root column `root`: statistics, column and offset indexes are kept per leaf,
+/// so a root index is never a leaf index once a nested column precedes it.
+pub(crate) fn parquet_leaves(
+    descr: &parquet::schema::types::SchemaDescriptor,
+    root: usize,
+) -> impl Iterator<Item = usize> + '_ {
+    (0..descr.num_columns()).filter(move |&i| descr.get_column_root_idx(i) == root)
+}
+
+/// The one leaf of a primitive root column `root` (`None` for a nested one, whose leaves' statistics are
+/// not the column's).
+pub(crate) fn parquet_leaf(descr: &parquet::schema::types::SchemaDescriptor, root: usize) -> Option<usize> {
+    let leaf = parquet_leaves(descr, root).next()?;
+    descr.get_column_root(leaf).is_primitive().then_some(leaf)
+}
+
 /// Statistics of one parquet row group for column `name` of Paimon type `t`, when the type is one whose
 /// parquet statistics map plainly onto values.
 pub(crate) fn parquet_range(
     rg: &parquet::file::metadata::RowGroupMetaData,
-    column_index: usize,
+    leaf: usize,
     t: &DataType,
 ) -> Option<ColumnRange> {
     use parquet::file::statistics::Statistics as S;
     use strata_spec::TypeRoot as R;
-    let col = rg.columns().get(column_index)?;
+    let col = rg.columns().get(leaf)?;
     let stats = col.statistics()?;
     let (min, max) = match (stats, t.root) {
         (S::Int32(s), R::Int) => (s.min_opt().map(|v| Datum::Int(*v)), s.max_opt().map(|v| Datum::Int(*v))),

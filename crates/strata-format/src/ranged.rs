@@ -62,14 +62,15 @@ impl RangedFile {
     }
 
     /// On a store that counts requests: fetches the byte ranges of the pages a read of `groups` (row-group
-    /// index and its rows in the file) and root columns `roots` decodes, only the pages holding `select`
-    /// rows when there is a selection and an offset index.
+    /// index and its rows in the file) and root columns `roots` decodes, only the pages holding rows of
+    /// `select` (ascending, disjoint row ranges in file positions) when there is a selection and an offset
+    /// index.
     pub(crate) fn fetch_pages(
         &self,
         meta: &ParquetMetaData,
         groups: &[(usize, Range<u64>)],
         roots: &[usize],
-        select: Option<&[u64]>,
+        select: Option<&[Range<u64>]>,
     ) -> Result<()> {
         if !self.ahead {
             return Ok(());
@@ -128,27 +129,30 @@ fn coalesce(ranges: impl Iterator<Item = Range<u64>>) -> Vec<Range<u64>> {
     out
 }
 
-/// The byte ranges a read decodes: per row group and root column, the dictionary page and the data pages
+/// The byte ranges a read decodes: per row group and leaf column of the roots read, the dictionary page and the data pages
 /// holding selected rows (from the offset index), or the whole column chunk.
 fn page_ranges(
     meta: &ParquetMetaData,
     groups: &[(usize, Range<u64>)],
     roots: &[usize],
-    select: Option<&[u64]>,
+    select: Option<&[Range<u64>]>,
 ) -> Vec<Range<u64>> {
     let mut out = Vec::new();
     for (g, rows) in groups {
         let Some(rg) = meta.row_groups().get(*g) else { continue };
         // The selected rows in this group, relative to its first row.
-        let selected: Option<Vec<u64>> = select.map(|s| {
-            let lo = s.partition_point(|&p| p < rows.start);
-            let hi = s.partition_point(|&p| p < rows.end);
-            s[lo..hi].iter().map(|p| p - rows.start).collect()
+        let selected: Option<Vec<Range<u64>>> = select.map(|s| {
+            s.iter()
+                .filter(|r| r.start < rows.end && rows.start < r.end)
+                .map(|r| r.start.max(rows.start) - rows.start..r.end.min(rows.end) - rows.start)
+                .collect()
         });
         if selected.as_ref().is_some_and(Vec::is_empty) {
             continue;
         }
-        for &c in roots {
+        let leaves =
+            roots.iter().flat_map(|&r| crate::predicate::parquet_leaves(meta.file_metadata().schema_descr(), r));
+        for c in leaves {
             let Some(col) = rg.columns().get(c) else { continue };
             let pages = meta.offset_index().and_then(|o| o.get(*g)).and_then(|cols| cols.get(c));
             match (pages, &selected) {
@@ -161,8 +165,9 @@ fn page_ranges(
                     for (i, p) in locs.iter().enumerate() {
                         let from = p.first_row_index.max(0) as u64;
                         let to = locs.get(i + 1).map_or(rows.end - rows.start, |n| n.first_row_index.max(0) as u64);
-                        let lo = sel.partition_point(|&r| r < from);
-                        if sel.get(lo).is_some_and(|&r| r < to) {
+                        // The first selected range ending after the page's first row starts before its end.
+                        let lo = sel.partition_point(|r| r.end <= from);
+                        if sel.get(lo).is_some_and(|r| r.start < to) {
                             let start = p.offset.max(0) as u64;
                             out.push(start..start + p.compressed_page_size.max(0) as u64);
                         }

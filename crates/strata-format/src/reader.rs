@@ -13,7 +13,7 @@ use strata_spec::{panic_message, DataType, Error, Result};
 
 use crate::evolution::{absent_column, read_as, resolve, stored_index, ColumnMapping, StoredColumn};
 use crate::ranged::RangedFile;
-use crate::row_runs::{live_runs, orc_selection, parquet_selection, position_runs};
+use crate::row_runs::{live_runs, orc_selection, parquet_selection, position_runs, segment_runs};
 use crate::system_fields::ROW_POSITION;
 use crate::writer::FileFormat;
 
@@ -30,7 +30,7 @@ pub struct ReadRequest<'a> {
     pub with_positions: bool,
     /// Rows per batch.
     pub batch_size: usize,
-    /// Row groups whose statistics rule this out are skipped (rows are not filtered exactly here).
+    /// Row groups and pages whose statistics rule this out are skipped (rows are not filtered exactly here).
     pub prune: Option<crate::predicate::TypedPredicate>,
     /// Read only these row positions (ascending); the deletion vector is not consulted then.
     pub select: Option<Vec<u64>>,
@@ -163,23 +163,31 @@ fn open_source(source: ParquetSource, path: &str, format: FileFormat, req: &Read
 /// decoded are checked against the CRC32s Strata records in the footer first. Range reads fetch only some
 /// pages of a chunk, so they are not checked (parquet page CRCs, when a writer recorded them, still are);
 /// `ahead` (a ranged file) fetches the pages the read decodes once the footer says where they are.
-fn open_parquet<R: parquet::file::reader::ChunkReader + 'static>(
+fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
     bytes: R,
     whole: Option<Bytes>,
     ahead: Option<&RangedFile>,
     path: &str,
     req: &ReadRequest<'_>,
 ) -> Result<Opened> {
-    // With a position selection (point lookups), load the page index so unselected pages are skipped
-    // without being decompressed.
-    let policy = if req.select.is_some() {
-        parquet::file::metadata::PageIndexPolicy::Optional
-    } else {
-        parquet::file::metadata::PageIndexPolicy::Skip
+    // With a position selection (point lookups) or a pruning predicate, load the page index: unselected
+    // pages are skipped without being decompressed, and pages the predicate rules out are not selected.
+    let open = |index: bool| {
+        use parquet::file::metadata::PageIndexPolicy;
+        let policy = if index { PageIndexPolicy::Optional } else { PageIndexPolicy::Skip };
+        let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_page_index_policy(policy);
+        ParquetRecordBatchReaderBuilder::try_new_with_options(bytes.clone(), options).map_err(|e| corrupt(path, e))
     };
-    let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_page_index_policy(policy);
-    let builder =
-        ParquetRecordBatchReaderBuilder::try_new_with_options(bytes, options).map_err(|e| corrupt(path, e))?;
+    let builder = match (req.select.is_some(), req.prune.is_some()) {
+        (true, _) => open(true)?,
+        // For pruning the page index is an optimisation: one another writer left unreadable, or whose page
+        // locations do not describe its row groups, costs the pruning, never the read or a row.
+        (false, true) => match open(true) {
+            Ok(b) if crate::page_prune::offset_index_consistent(b.metadata()) => b,
+            _ => open(false)?,
+        },
+        (false, false) => open(false)?,
+    };
     let file_schema = builder.schema().clone();
     let num_rows = builder.metadata().file_metadata().num_rows().max(0) as u64;
     let sources = column_sources(path, &file_schema, req)?;
@@ -209,8 +217,9 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + 'static>(
                         StoredColumn::Stored { name, data_type } if data_type.root == t.root => name,
                         _ => return None,
                     };
-                    let idx = stored_index(&file_schema, &stored)?;
-                    crate::predicate::parquet_range(rg, idx, &t)
+                    let root = stored_index(&file_schema, &stored)?;
+                    let leaf = crate::predicate::parquet_leaf(builder.parquet_schema(), root)?;
+                    crate::predicate::parquet_range(rg, leaf, &t)
                 })
             }
         };
@@ -224,21 +233,38 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + 'static>(
     if start != num_rows {
         return Err(corrupt(path, format!("row groups hold {start} rows, the footer says {num_rows}")));
     }
+    // Within the groups kept, the rows whose pages the predicate does not rule out (a position selection
+    // is exact already).
+    let reads = match (&req.prune, &req.select) {
+        (Some(tp), None) => {
+            let reads = pruned_pages(builder.metadata(), &groups, tp, &file_schema, req.mapping);
+            groups.retain(|(_, r)| reads.iter().any(|s| s.start < r.end && r.start < s.end));
+            reads
+        }
+        _ => groups.iter().map(|(_, r)| r.clone()).collect(),
+    };
     let all = groups.len() == builder.metadata().num_row_groups();
     if let Some(whole) = &whole {
         let indices: Vec<usize> = groups.iter().map(|(i, _)| *i).collect();
         crate::verify::verify_chunks(whole, builder.metadata(), &indices, &mask, path)?;
     }
-    if let Some(file) = ahead {
-        file.fetch_pages(builder.metadata(), &groups, &roots, req.select.as_deref())?;
-    }
     let ranges: Vec<std::ops::Range<u64>> = groups.iter().map(|(_, r)| r.clone()).collect();
+    let partial = reads != ranges;
+    if let Some(file) = ahead {
+        let wanted = match &req.select {
+            Some(sel) => Some(sel.iter().map(|&p| p..p + 1).collect::<Vec<_>>()),
+            None => partial.then(|| reads.clone()),
+        };
+        file.fetch_pages(builder.metadata(), &groups, &roots, wanted.as_deref())?;
+    }
     let mut builder = builder.with_projection(mask).with_batch_size(req.batch_size);
     if !all {
         builder = builder.with_row_groups(groups.iter().map(|(i, _)| *i).collect());
     }
     if let Some(sel) = &req.select {
         builder = builder.with_row_selection(parquet_selection(&position_runs(sel, num_rows)));
+    } else if partial {
+        builder = builder.with_row_selection(parquet_selection(&segment_runs(&ranges, &reads, req.dv)));
     } else if let Some(dv) = req.dv {
         // Measured (benches/dv.rs): a boolean mask beats a selector queue from about 0.2% deleted rows
         // up; below that, skipping runs is cheaper.
@@ -251,7 +277,37 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + 'static>(
             builder.with_row_selection(parquet_selection(&live_runs(dv, &ranges))).with_row_selection_policy(policy);
     }
     let reader = builder.build().map_err(|e| corrupt(path, e))?;
-    Ok((Box::new(reader), num_rows, ranges, sources))
+    Ok((Box::new(reader), num_rows, reads, sources))
+}
+
+/// The rows of `groups` (row-group index and its rows in the file) whose pages `tp` may match, by the page
+/// index; a group without a usable page index is kept whole.
+fn pruned_pages(
+    meta: &parquet::file::metadata::ParquetMetaData,
+    groups: &[(usize, std::ops::Range<u64>)],
+    tp: &crate::predicate::TypedPredicate,
+    file_schema: &Schema,
+    mapping: Option<&ColumnMapping>,
+) -> Vec<std::ops::Range<u64>> {
+    let (pred, types) = &**tp;
+    // As for row groups: statistics of the column as stored, and only when stored as the type read.
+    let column = |name: &str| -> Option<(usize, DataType)> {
+        let t = types.iter().find(|(n, _)| n == name)?.1;
+        match resolve(mapping, name, t) {
+            StoredColumn::Stored { name, data_type } if data_type.root == t.root => {
+                let root = stored_index(file_schema, &name)?;
+                Some((crate::predicate::parquet_leaf(meta.file_metadata().schema_descr(), root)?, t))
+            }
+            _ => None,
+        }
+    };
+    groups
+        .iter()
+        .flat_map(|(g, rows)| {
+            crate::page_prune::matching_rows(meta, *g, rows.clone(), pred, &column)
+                .unwrap_or_else(|| vec![rows.clone()])
+        })
+        .collect()
 }
 
 fn open_orc(bytes: Bytes, path: &str, req: &ReadRequest<'_>) -> Result<Opened> {

@@ -44,6 +44,44 @@ pub fn live_runs(dv: &DeletionVector, ranges: &[Range<u64>]) -> Vec<RowRun> {
     runs
 }
 
+/// The runs over the concatenation of `groups` (the row groups being read, in order, in file positions)
+/// that read exactly the rows of `reads` (ascending, disjoint ranges within the groups: the pages a
+/// predicate may match) that `dv` does not delete.
+pub(crate) fn segment_runs(groups: &[Range<u64>], reads: &[Range<u64>], dv: Option<&DeletionVector>) -> Vec<RowRun> {
+    let mut runs = Vec::new();
+    let mut deleted = dv.map(|d| d.positions().peekable());
+    let mut next = 0usize;
+    for g in groups {
+        let mut cursor = g.start;
+        while next < reads.len() && reads[next].end <= g.start {
+            next += 1;
+        }
+        while next < reads.len() && reads[next].start < g.end {
+            let r = reads[next].start.max(cursor)..reads[next].end.min(g.end);
+            push(&mut runs, true, r.start - cursor);
+            let mut at = r.start;
+            if let Some(deleted) = deleted.as_mut() {
+                while deleted.peek().is_some_and(|&p| p < r.start) {
+                    deleted.next();
+                }
+                while let Some(p) = deleted.next_if(|&p| p < r.end) {
+                    push(&mut runs, false, p - at);
+                    push(&mut runs, true, 1);
+                    at = p + 1;
+                }
+            }
+            push(&mut runs, false, r.end - at);
+            cursor = r.end;
+            if reads[next].end > g.end {
+                break;
+            }
+            next += 1;
+        }
+        push(&mut runs, true, g.end - cursor);
+    }
+    runs
+}
+
 /// The runs over rows `0..num_rows` that read exactly `positions` (ascending; others are ignored).
 pub(crate) fn position_runs(positions: &[u64], num_rows: u64) -> Vec<RowRun> {
     let mut runs = Vec::new();
@@ -121,6 +159,46 @@ mod tests {
                 let live: Vec<u64> = (0..1000).chain(2000..n).filter(|p| !positions.contains(p)).collect();
                 prop_assert_eq!(read_positions(&live_runs(&dv, &groups), &groups), live);
             }
+        }
+
+        #[test]
+        fn segment_runs_read_exactly_the_live_rows_of_the_segments(
+            deleted in proptest::collection::btree_set(0u64..3_000, 0..300),
+            cuts in proptest::collection::btree_set(1u64..3_000, 0..40),
+            keep in proptest::collection::vec(any::<bool>(), 41),
+            with_dv in any::<bool>(),
+        ) {
+            // Groups [0,1000) and [2000,3000) of a 3,000-row file; the segments between the cuts, each kept
+            // or not, clipped to the groups (as the page pruning makes them).
+            let groups = [0..1000u64, 2000..3000];
+            let mut bounds: Vec<u64> = std::iter::once(0).chain(cuts.iter().copied()).chain(std::iter::once(3000)).collect();
+            bounds.dedup();
+            let mut reads: Vec<Range<u64>> = Vec::new();
+            for (i, w) in bounds.windows(2).enumerate() {
+                if !keep[i % keep.len()] {
+                    continue;
+                }
+                for g in &groups {
+                    let (a, b) = (w[0].max(g.start), w[1].min(g.end));
+                    if a < b {
+                        match reads.last_mut() {
+                            Some(last) if last.end == a => last.end = b,
+                            _ => reads.push(a..b),
+                        }
+                    }
+                }
+            }
+            let mut dv = DeletionVector::new(false);
+            for &p in &deleted {
+                dv.delete(p).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            }
+            let want: Vec<u64> = reads
+                .iter()
+                .flat_map(|r| r.clone())
+                .filter(|p| !(with_dv && deleted.contains(p)))
+                .collect();
+            let runs = segment_runs(&groups, &reads, with_dv.then_some(&dv));
+            prop_assert_eq!(read_positions(&runs, &groups), want);
         }
 
         #[test]

@@ -110,6 +110,26 @@ pub(crate) fn merge_copies(
     if copies.is_empty() {
         return Ok(None);
     }
+    // One row in one file under deduplicate is its own merge: kept when it adds or updates the key, gone
+    // when it retracts it. (A deletion-vector table's lookups mostly end here, without a merge iterator.)
+    if let [(batches, _)] = copies.as_slice() {
+        let mut rows = batches.iter().filter(|b| b.num_rows() > 0);
+        if let (Some(b), None, true) = (rows.next(), rows.next(), merge.engine == strata_spec::MergeEngine::Deduplicate)
+        {
+            if b.num_rows() == 1 {
+                let kind = b
+                    .column(layout.kind_index())
+                    .as_any()
+                    .downcast_ref::<arrow_array::Int8Array>()
+                    .filter(|k| k.is_valid(0))
+                    .ok_or_else(|| Error::corrupt("the row kind is not a TINYINT value"))?;
+                return match strata_format::RowKind::from_byte(kind.value(0))? {
+                    strata_format::RowKind::Insert | strata_format::RowKind::UpdateAfter => value_row(b, 0).map(Some),
+                    strata_format::RowKind::Delete | strata_format::RowKind::UpdateBefore => Ok(None),
+                };
+            }
+        }
+    }
     let (runs, run_levels): (Vec<Run>, Vec<i32>) =
         copies.into_iter().map(|(batches, level)| (Box::new(batches.into_iter().map(Ok)) as Run, level)).unzip();
     let merged = MergeIterator::new(layout.clone(), runs, merge.clone(), true, 16)?.with_run_levels(run_levels);

@@ -2,7 +2,7 @@
 //! (Paimon's lookup file cache, `lookup.cache-max-memory-size` and `lookup.cache-max-disk-size`). Both
 //! compaction lookups (`LookupLevels`) and point lookups (`TableQuery`) keep their files here.
 //!
-//! Past the memory bound a file's keys move to its local file (written then if it has none) and come back
+//! Past the memory bound a file's keys move to a local key file (written the first time) and come back
 //! on its next probe; past the disk bound, or when nothing can be written, the file goes and is rebuilt from
 //! its data file when needed again. A local file that cannot be read is dropped the same way.
 
@@ -17,14 +17,14 @@ use strata_spec::{Error, Result};
 
 use super::file::LookupFile;
 
-/// Local lookup files kept open at most (a reader holds a descriptor and the file's parsed footer).
+/// Local row files kept open at most (a reader holds a descriptor).
 pub const MAX_OPEN_READERS: usize = 64;
 
 /// Bounds of a lookup file cache (Paimon's `lookup.cache-max-memory-size`, `lookup.cache-max-disk-size`,
 /// `lookup.cache.bloom.filter.*`).
 #[derive(Debug, Clone)]
 pub struct LookupCacheOptions {
-    /// Bytes kept in memory (keys, bloom filters, block offsets); past it, least recently used keys move to
+    /// Bytes kept in memory (keys, bloom filters, where row groups lie); past it, least recently used keys move to
     /// local disk.
     pub max_memory: u64,
     /// Bytes of local files; past it, least recently used files are dropped and rebuilt when needed.
@@ -52,7 +52,7 @@ pub struct LookupStats {
     pub evicted: u64,
     /// Probes a bloom filter answered without a search.
     pub bloom_skips: u64,
-    /// Blocks of rows read from local files.
+    /// Groups of rows (a few rows each) read from local row files.
     pub blocks_read: u64,
 }
 
@@ -275,7 +275,8 @@ impl LookupFileCache {
         let room = self.disk < self.options.max_disk;
         let scratch = self.scratch.clone();
         let Some(f) = self.files.get_mut(name) else { return };
-        if f.disk_size() == 0 && !room {
+        // Keys not yet on local disk need room there; without it the file goes (rebuilt when needed).
+        if !f.keys_on_disk() && !room {
             self.forget(name);
             self.stats.evicted += 1;
             return;

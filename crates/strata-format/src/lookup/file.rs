@@ -1,9 +1,9 @@
 //! One data file's local lookup file (Paimon's `LookupFile`): the file's keys in arrow-row form (sorted like
 //! the file, so a key's index is its row position), a bloom filter over them, and, when rows are asked for,
-//! the rows themselves in a local Arrow IPC file of small blocks, so that reading a row decodes one block.
+//! the rows themselves in a local row file of small groups (`rows`), so that reading a row decodes one group.
 //!
 //! The keys live in memory while the file is in use; the cache may move them out ([`LookupFile::spill`]),
-//! writing them to the local file when it has none, and read them back on the next probe. Everything local
+//! writing them to a local key file (Arrow IPC), and read them back on the next probe. Everything local
 //! is scratch data: a damaged or missing local file is an error the cache answers by rebuilding from the
 //! data file, never a wrong row.
 
@@ -13,30 +13,26 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, BinaryArray, RecordBatch, UInt32Array};
+use arrow_array::{Array, ArrayRef, BinaryArray, RecordBatch};
 use arrow_ipc::reader::FileReader;
 use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
+use arrow_row::{RowConverter, SortField};
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 use strata_io::FileIO;
 use strata_spec::{Error, Result};
 
 use super::bloom::Bloom;
 use super::key::{key_positions, KeyEncoder};
+use super::rows::{RowCodec, RowFile, RowFileWriter};
 use crate::bucket_read::{file_columns, open_data_file};
 use crate::file_ref::DataFileRef;
 use crate::kv::KeyValueLayout;
 
-/// Name of the key-bytes column, the first of a local lookup file.
+/// Name of the key-bytes column of a local key file.
 const KEY_BYTES: &str = "_KEY_BYTES";
 
-/// Rows per block of a local lookup file holding rows: reading a row decodes one block.
-pub(crate) const BLOCK_ROWS: usize = 256;
-
-/// Rows per block of a local file that holds keys only (read back whole).
+/// Rows per block of a local key file (read back whole).
 const KEY_BLOCK_ROWS: usize = 64 * 1024;
-
-/// An open local lookup file, projected to the row columns.
-type LocalReader = FileReader<BufReader<File>>;
 
 /// How to build lookup files.
 #[derive(Debug, Clone)]
@@ -46,39 +42,38 @@ pub struct LookupFileSpec {
     pub with_rows: bool,
     /// False-positive rate of the bloom filter, `None` for none.
     pub bloom_fpp: Option<f64>,
-    /// Codec of the local file (`lookup.cache-spill-compression`).
+    /// Codec of the local files (`lookup.cache-spill-compression`).
     pub compression: Option<arrow_ipc::CompressionType>,
 }
 
-/// The local part of a lookup file.
-struct Local {
+/// A local file holding the keys, written when the cache moves them out of memory.
+struct KeyFile {
     path: PathBuf,
-    /// First row position of each block, ascending; the last entry is the row count.
-    block_starts: Vec<u64>,
     bytes: u64,
-    /// Whether the blocks hold rows beside the key bytes.
-    with_rows: bool,
-    /// Columns of the file (the key bytes first).
-    columns: usize,
 }
 
-/// A data file's lookup file; dropping it removes its local file.
+/// A data file's lookup file; dropping it removes its local files.
 pub struct LookupFile {
     keys: Option<BinaryArray>,
     bloom: Option<Bloom>,
     rows: u64,
-    local: Option<Local>,
-    /// Kept open between reads (the cache bounds how many), so a read does not parse the footer again.
-    reader: Option<LocalReader>,
+    /// The rows, when the spec asked for them, with the converter that encodes and decodes them.
+    row_file: Option<(RowFile, RowConverter)>,
+    key_file: Option<KeyFile>,
+    /// The row file kept open between reads (the cache bounds how many are open).
+    reader: Option<File>,
     compression: Option<arrow_ipc::CompressionType>,
     pub(super) last_used: u64,
 }
 
 impl Drop for LookupFile {
     fn drop(&mut self) {
-        if let Some(l) = &self.local {
-            // Local scratch: a failed removal leaves a file in the scratch directory, removed with it.
-            let _ = std::fs::remove_file(&l.path);
+        // Local scratch: a failed removal leaves a file in the scratch directory, removed with it.
+        if let Some((r, _)) = &self.row_file {
+            let _ = std::fs::remove_file(&r.path);
+        }
+        if let Some(k) = &self.key_file {
+            let _ = std::fs::remove_file(&k.path);
         }
     }
 }
@@ -87,9 +82,15 @@ fn ipc_error(path: &std::path::Path) -> impl Fn(arrow_schema::ArrowError) -> Err
     move |e| Error::invalid(format!("lookup file {}", path.display()), e.to_string())
 }
 
+/// The converter of a file's rows to arrow-row form and back (every column of the file layout).
+fn row_converter(layout: &KeyValueLayout) -> Result<RowConverter> {
+    let fields = layout.file_schema.fields().iter().map(|f| SortField::new(f.data_type().clone())).collect();
+    RowConverter::new(fields).map_err(|e| Error::invalid("lookup file", e.to_string()))
+}
+
 impl LookupFile {
     /// Reads `file` (with its mapping, without its deletion vector: positions are the file's) into a lookup
-    /// file. With rows they go to `local` in blocks of 256 rows; keys only, nothing is written until
+    /// file. With rows they go to `local`, in groups of a few rows; keys only, nothing is written until
     /// the cache spills the keys (`local` is asked for a path only with rows).
     pub fn build(
         io: &dyn FileIO,
@@ -107,56 +108,44 @@ impl LookupFile {
         if !spec.with_rows {
             columns.truncate(layout.key_arity() + 2);
         }
-        let batch_rows = if spec.with_rows { BLOCK_ROWS } else { 64 * 1024 };
         let mut file_ref = file.clone();
         file_ref.dv = None;
+        let batch_rows = if spec.with_rows { 8 * 1024 } else { 64 * 1024 };
         let batches = open_data_file(io, &file_ref, columns, false, batch_rows)?;
         let mut built = LookupFile {
             keys: None,
             bloom: None,
             rows: 0,
-            local: None,
+            row_file: None,
+            key_file: None,
             reader: None,
             compression: spec.compression,
             last_used: 0,
         };
-        let mut keys: Vec<BinaryArray> = Vec::new();
-        let mut writer: Option<(FileWriter<std::io::BufWriter<File>>, Vec<u64>)> = None;
-        let local = if spec.with_rows { local()? } else { PathBuf::new() };
-        if spec.with_rows {
-            let out = File::create(&local).map_err(|e| Error::io(local.display().to_string(), e))?;
-            // From here on the file is removed again if anything fails (the drop of `LookupFile`).
-            let columns = layout.file_schema.fields().len() + 1;
-            built.local =
-                Some(Local { path: local.clone(), block_starts: vec![0], bytes: 0, with_rows: true, columns });
-            let schema = local_schema(Some(&layout.file_schema));
-            let options =
-                IpcWriteOptions::default().try_with_compression(spec.compression).map_err(ipc_error(&local))?;
-            let w = FileWriter::try_new_with_options(std::io::BufWriter::new(out), &schema, options)
-                .map_err(ipc_error(&local))?;
-            writer = Some((w, vec![0]));
-        }
-        for b in batches {
-            let b = b?;
-            let block_keys = encoder.rows(&b).map_err(corrupt)?.try_into_binary().map_err(corrupt)?;
-            if let Some((w, starts)) = writer.as_mut() {
-                let rows = RecordBatch::try_new(layout.file_schema.clone(), b.columns().to_vec()).map_err(corrupt)?;
-                let mut cols: Vec<ArrayRef> = vec![Arc::new(block_keys.clone())];
-                cols.extend(rows.columns().iter().cloned());
-                let block = RecordBatch::try_new(local_schema(Some(&layout.file_schema)), cols).map_err(corrupt)?;
-                w.write(&block).map_err(ipc_error(&local))?;
-                let last = starts.last().copied().unwrap_or(0);
-                starts.push(last + block.num_rows() as u64);
+        let mut writer = match spec.with_rows {
+            true => {
+                let converter = row_converter(layout)?;
+                // A build that fails (or panics) from here on removes the partial file: the writer's drop.
+                Some((RowFileWriter::create(local()?, RowCodec::of(spec.compression))?, converter))
             }
-            built.rows += block_keys.len() as u64;
-            keys.push(block_keys);
-        }
-        if let Some((mut w, starts)) = writer {
-            w.finish().map_err(ipc_error(&local))?;
-            drop(w);
-            let bytes = std::fs::metadata(&local).map_err(|e| Error::io(local.display().to_string(), e))?.len();
-            let columns = layout.file_schema.fields().len() + 1;
-            built.local = Some(Local { path: local, block_starts: starts, bytes, with_rows: true, columns });
+            false => None,
+        };
+        let mut keys: Vec<BinaryArray> = Vec::new();
+        let written = (|| -> Result<()> {
+            for b in batches {
+                let b = b?;
+                let block_keys = encoder.rows(&b).map_err(corrupt)?.try_into_binary().map_err(corrupt)?;
+                if let Some((w, conv)) = writer.as_mut() {
+                    w.append(&conv.convert_columns(b.columns()).map_err(corrupt)?)?;
+                }
+                built.rows += block_keys.len() as u64;
+                keys.push(block_keys);
+            }
+            Ok(())
+        })();
+        written?;
+        if let Some((w, conv)) = writer {
+            built.row_file = Some((w.finish()?, conv));
         }
         let keys = concat_keys(&keys)?;
         built.bloom = spec.bloom_fpp.map(|p| Bloom::new(&keys, p));
@@ -164,16 +153,21 @@ impl LookupFile {
         Ok(built)
     }
 
-    /// Bytes held in memory: the keys while resident, the bloom filter and the block offsets.
+    /// Bytes held in memory: the keys while resident, the bloom filter and where the row groups lie.
     pub fn memory_size(&self) -> u64 {
         self.keys.as_ref().map_or(0, |k| k.get_array_memory_size() as u64)
             + self.bloom.as_ref().map_or(0, Bloom::memory_size)
-            + self.local.as_ref().map_or(0, |l| (l.block_starts.len() * 8) as u64)
+            + self.row_file.as_ref().map_or(0, |(r, _)| r.memory_size())
     }
 
-    /// Bytes of the local file (0 without one).
+    /// Bytes of the local files (0 without one).
     pub fn disk_size(&self) -> u64 {
-        self.local.as_ref().map_or(0, |l| l.bytes)
+        self.row_file.as_ref().map_or(0, |(r, _)| r.bytes) + self.key_file.as_ref().map_or(0, |k| k.bytes)
+    }
+
+    /// Whether a local key file holds the keys (moving them out of memory then writes nothing).
+    pub(super) fn keys_on_disk(&self) -> bool {
+        self.key_file.is_some()
     }
 
     /// Whether the keys are in memory.
@@ -181,7 +175,7 @@ impl LookupFile {
         self.keys.is_some()
     }
 
-    /// Whether the local file is open.
+    /// Whether the local row file is open.
     pub(super) fn reader_open(&self) -> bool {
         self.reader.is_some()
     }
@@ -200,16 +194,15 @@ impl LookupFile {
         self.keys.as_ref().map(|k| key_positions(k, key))
     }
 
-    /// Moves the keys out of memory, first writing them to `path` when there is no local file; the bytes
-    /// written (0 when the local file already held them).
+    /// Moves the keys out of memory, first writing them to `path` when no local key file holds them; the
+    /// bytes written (0 when one already did).
     pub(super) fn spill(&mut self, path: impl FnOnce() -> Result<PathBuf>) -> Result<u64> {
         let Some(keys) = self.keys.as_ref() else { return Ok(0) };
-        if self.local.is_some() {
+        if self.key_file.is_some() {
             self.keys = None;
             return Ok(0);
         }
         let path = path()?;
-        let mut local = Local { path: path.clone(), block_starts: vec![0], bytes: 0, with_rows: false, columns: 1 };
         let schema = local_schema(None);
         let err = ipc_error(&path);
         let written = (|| {
@@ -224,7 +217,6 @@ impl LookupFile {
                     .map_err(&err)?;
                 w.write(&block).map_err(&err)?;
                 offset += n;
-                local.block_starts.push(offset as u64);
             }
             w.finish().map_err(&err)?;
             drop(w);
@@ -232,8 +224,7 @@ impl LookupFile {
         })();
         match written {
             Ok(bytes) => {
-                local.bytes = bytes;
-                self.local = Some(local);
+                self.key_file = Some(KeyFile { path: path.clone(), bytes });
                 self.keys = None;
                 Ok(bytes)
             }
@@ -244,13 +235,13 @@ impl LookupFile {
         }
     }
 
-    /// Reads the keys back from the local file.
+    /// Reads the keys back from the local key file.
     pub(super) fn reload_keys(&mut self) -> Result<()> {
         if self.keys.is_some() {
             return Ok(());
         }
         let local =
-            self.local.as_ref().ok_or_else(|| Error::invalid("lookup file", "keys neither in memory nor local"))?;
+            self.key_file.as_ref().ok_or_else(|| Error::invalid("lookup file", "keys neither in memory nor local"))?;
         let shown = local.path.display().to_string();
         let bad = |m: String| Error::Corrupt { path: shown.clone(), message: m };
         let file = File::open(&local.path).map_err(|e| Error::io(&shown, e))?;
@@ -273,62 +264,30 @@ impl LookupFile {
         Ok(())
     }
 
-    /// Opens the local file for row reads (a no-op when open).
+    /// Opens the local row file for row reads (a no-op when open).
     pub(super) fn open_reader(&mut self) -> Result<()> {
         if self.reader.is_some() {
             return Ok(());
         }
-        let local = self
-            .local
-            .as_ref()
-            .filter(|l| l.with_rows)
-            .ok_or_else(|| Error::invalid("lookup file", "holds no rows"))?;
-        let shown = local.path.display().to_string();
-        let file = File::open(&local.path).map_err(|e| Error::io(&shown, e))?;
-        let reader = FileReader::try_new(BufReader::new(file), Some((1..local.columns).collect()))
-            .map_err(|e| Error::Corrupt { path: shown, message: e.to_string() })?;
-        self.reader = Some(reader);
+        let (rows, _) = self.row_file.as_ref().ok_or_else(|| Error::invalid("lookup file", "holds no rows"))?;
+        let file = File::open(&rows.path).map_err(|e| Error::io(rows.path.display().to_string(), e))?;
+        self.reader = Some(file);
         Ok(())
     }
 
-    /// The rows at `positions` (ascending) as batches of `schema` (the file layout), through the open
-    /// reader; the rows and the number of blocks read.
+    /// The rows at `positions` (ascending) as a batch of `schema` (the file layout), through the open
+    /// reader; the rows and the number of row groups read.
     pub(super) fn read_rows(&mut self, positions: &[u64], schema: &SchemaRef) -> Result<(RecordBatch, u64)> {
-        let (Some(local), Some(reader)) = (self.local.as_ref(), self.reader.as_mut()) else {
+        let (Some((rows, conv)), Some(file)) = (self.row_file.as_ref(), self.reader.as_ref()) else {
             return Err(Error::invalid("lookup file", "not open for row reads"));
         };
-        let shown = local.path.display().to_string();
-        let bad = |m: String| Error::Corrupt { path: shown.clone(), message: m };
-        let starts = &local.block_starts;
-        let block_of = |p: u64| starts.partition_point(|&s| s <= p).saturating_sub(1);
-        let (Some(&first), Some(&last)) = (positions.first(), positions.last()) else {
+        if positions.is_empty() {
             return Ok((RecordBatch::new_empty(schema.clone()), 0));
-        };
-        let mut pieces = Vec::new();
-        for block in block_of(first)..=block_of(last) {
-            let (Some(&start), Some(&end)) = (starts.get(block), starts.get(block + 1)) else {
-                return Err(bad(format!(
-                    "position {last} is past the file's {} blocks",
-                    starts.len().saturating_sub(1)
-                )));
-            };
-            reader.set_index(block).map_err(|e| bad(e.to_string()))?;
-            let batch = reader
-                .next()
-                .ok_or_else(|| bad(format!("block {block} is missing")))?
-                .map_err(|e| bad(e.to_string()))?;
-            if batch.num_rows() as u64 != end - start {
-                return Err(bad(format!("block {block} holds {} rows, not {}", batch.num_rows(), end - start)));
-            }
-            let idx: Vec<u32> =
-                positions.iter().filter(|&&p| p >= start && p < end).map(|&p| (p - start) as u32).collect();
-            let taken = arrow_select::take::take_record_batch(&batch, &UInt32Array::from(idx))
-                .map_err(|e| bad(e.to_string()))?;
-            pieces
-                .push(RecordBatch::try_new(schema.clone(), taken.columns().to_vec()).map_err(|e| bad(e.to_string()))?);
         }
-        let rows = arrow_select::concat::concat_batches(schema, &pieces).map_err(|e| bad(e.to_string()))?;
-        Ok((rows, pieces.len() as u64))
+        let (columns, groups) = rows.read(file, positions, conv)?;
+        let batch = RecordBatch::try_new(schema.clone(), columns)
+            .map_err(|e| Error::Corrupt { path: rows.path.display().to_string(), message: e.to_string() })?;
+        Ok((batch, groups))
     }
 }
 

@@ -7,6 +7,7 @@ mod bloom;
 mod cache;
 mod file;
 mod key;
+mod rows;
 
 pub use cache::{LookupCacheOptions, LookupFileCache, LookupStats, Probe, MAX_OPEN_READERS};
 pub use file::{LookupFile, LookupFileSpec};

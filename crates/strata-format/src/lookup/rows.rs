@@ -1,0 +1,334 @@
+//! The rows of a local lookup file (the value part of Paimon's lookup store, `LookupStoreWriter` /
+//! `LookupStoreReader`): every row of the data file in arrow-row form (all columns, reversible), in groups of
+//! [`GROUP_ROWS`] rows, each group compressed on its own and checked by a CRC32.
+//!
+//! A point lookup wants one row. A columnar block decodes every column of every row it holds, one buffer
+//! (and one codec frame) per column; a row group of a few kilobytes decodes in one step, and the row found
+//! becomes a one-row batch directly. The group's CRC is checked before anything is decoded: the local disk
+//! is scratch, and a damaged group is an error (the cache then rebuilds the file from the data file), never
+//! a wrong row.
+//!
+//! Layout: the groups, back to back; each is `raw length: u32 LE` then the codec's bytes of its body, and
+//! its body is `row count: u32`, `end offset of each row: u32 each`, then the rows' bytes. Where each group
+//! lies and its CRC are kept in memory (16 bytes per group).
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use arrow_array::ArrayRef;
+use arrow_row::{RowConverter, Rows};
+use strata_spec::{Error, Result};
+
+/// Rows per group: a lookup reads and decompresses one group.
+pub(crate) const GROUP_ROWS: usize = 16;
+
+/// How groups are compressed (`lookup.cache-spill-compression`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RowCodec {
+    None,
+    Lz4,
+    Zstd,
+}
+
+impl RowCodec {
+    pub(crate) fn of(compression: Option<arrow_ipc::CompressionType>) -> Self {
+        match compression {
+            Some(arrow_ipc::CompressionType::LZ4_FRAME) => RowCodec::Lz4,
+            Some(arrow_ipc::CompressionType::ZSTD) => RowCodec::Zstd,
+            _ => RowCodec::None,
+        }
+    }
+
+    fn compress(self, raw: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
+        match self {
+            RowCodec::None => out.extend_from_slice(raw),
+            RowCodec::Lz4 => out.extend_from_slice(&lz4_flex::block::compress(raw)),
+            RowCodec::Zstd => out.extend_from_slice(&zstd::bulk::compress(raw, 1)?),
+        }
+        Ok(())
+    }
+
+    fn decompress(self, stored: &[u8], raw_len: usize) -> std::result::Result<Vec<u8>, String> {
+        let raw = match self {
+            RowCodec::None => stored.to_vec(),
+            RowCodec::Lz4 => lz4_flex::block::decompress(stored, raw_len).map_err(|e| e.to_string())?,
+            RowCodec::Zstd => zstd::bulk::decompress(stored, raw_len).map_err(|e| e.to_string())?,
+        };
+        if raw.len() != raw_len {
+            return Err(format!("a group decompressed to {} bytes, not {raw_len}", raw.len()));
+        }
+        Ok(raw)
+    }
+}
+
+/// Where one group lies in the file.
+#[derive(Debug, Clone, Copy)]
+struct Group {
+    offset: u64,
+    len: u32,
+    crc: u32,
+}
+
+/// A finished row file: where its groups are.
+#[derive(Debug)]
+pub(crate) struct RowFile {
+    pub(crate) path: PathBuf,
+    groups: Vec<Group>,
+    rows: u64,
+    codec: RowCodec,
+    pub(crate) bytes: u64,
+}
+
+/// Writes a row file group by group.
+pub(crate) struct RowFileWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+    codec: RowCodec,
+    /// The open group's row ends and row bytes.
+    ends: Vec<u32>,
+    body: Vec<u8>,
+    groups: Vec<Group>,
+    rows: u64,
+    written: u64,
+    scratch: Vec<u8>,
+}
+
+fn io_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| Error::io(path.display().to_string(), e)
+}
+
+impl RowFileWriter {
+    pub(crate) fn create(path: PathBuf, codec: RowCodec) -> Result<Self> {
+        let out = BufWriter::new(File::create(&path).map_err(io_error(&path))?);
+        Ok(RowFileWriter {
+            path,
+            out,
+            codec,
+            ends: Vec::with_capacity(GROUP_ROWS),
+            body: Vec::new(),
+            groups: Vec::new(),
+            rows: 0,
+            written: 0,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// Appends `rows` (arrow-row form of the file's columns, in file order).
+    pub(crate) fn append(&mut self, rows: &Rows) -> Result<()> {
+        for row in rows.iter() {
+            let data = row.as_ref();
+            self.body.extend_from_slice(data);
+            let end = u32::try_from(self.body.len())
+                .map_err(|_| Error::invalid("lookup file", "a group of rows over 4 GiB"))?;
+            self.ends.push(end);
+            if self.ends.len() == GROUP_ROWS {
+                self.flush_group()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush_group(&mut self) -> Result<()> {
+        if self.ends.is_empty() {
+            return Ok(());
+        }
+        let mut raw = Vec::with_capacity(4 + 4 * self.ends.len() + self.body.len());
+        raw.extend_from_slice(&(self.ends.len() as u32).to_le_bytes());
+        for e in &self.ends {
+            raw.extend_from_slice(&e.to_le_bytes());
+        }
+        raw.extend_from_slice(&self.body);
+        let raw_len = u32::try_from(raw.len()).map_err(|_| Error::invalid("lookup file", "a group over 4 GiB"))?;
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&raw_len.to_le_bytes());
+        self.codec.compress(&raw, &mut self.scratch).map_err(io_error(&self.path))?;
+        self.out.write_all(&self.scratch).map_err(io_error(&self.path))?;
+        let len = u32::try_from(self.scratch.len()).map_err(|_| Error::invalid("lookup file", "a group over 4 GiB"))?;
+        self.groups.push(Group { offset: self.written, len, crc: crc32fast::hash(&self.scratch) });
+        self.written += u64::from(len);
+        self.rows += self.ends.len() as u64;
+        self.ends.clear();
+        self.body.clear();
+        Ok(())
+    }
+
+    /// The finished file; on an error the partial file is removed (as it is when the writer is dropped).
+    pub(crate) fn finish(mut self) -> Result<RowFile> {
+        self.flush_group()?;
+        self.out.flush().map_err(io_error(&self.path))?;
+        let path = std::mem::take(&mut self.path);
+        let groups = std::mem::take(&mut self.groups);
+        Ok(RowFile { path, groups, rows: self.rows, codec: self.codec, bytes: self.written })
+    }
+}
+
+impl Drop for RowFileWriter {
+    fn drop(&mut self) {
+        // Unfinished (an error or a panic while building): the partial file is scratch.
+        if !self.path.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+impl RowFile {
+    /// Bytes held in memory for the file.
+    pub(crate) fn memory_size(&self) -> u64 {
+        (self.groups.len() * std::mem::size_of::<Group>()) as u64
+    }
+
+    /// The rows at `positions` (ascending) as columns decoded by `converter` (the one that wrote them), read
+    /// through `file` (this row file, open); and how many groups were read.
+    pub(crate) fn read(
+        &self,
+        file: &File,
+        positions: &[u64],
+        converter: &RowConverter,
+    ) -> Result<(Vec<ArrayRef>, u64)> {
+        let shown = self.path.display().to_string();
+        let bad = |m: String| Error::Corrupt { path: shown.clone(), message: m };
+        let mut bodies: Vec<(Vec<u8>, Vec<std::ops::Range<usize>>)> = Vec::new();
+        let mut current: Option<u64> = None;
+        for &p in positions {
+            if p >= self.rows {
+                return Err(bad(format!("row {p} asked of a file of {} rows", self.rows)));
+            }
+            let g = p / GROUP_ROWS as u64;
+            if current != Some(g) {
+                bodies.push((self.group(file, g as usize).map_err(&bad)?, Vec::new()));
+                current = Some(g);
+            }
+            let Some((body, picked)) = bodies.last_mut() else { continue };
+            picked.push(row_in(body, (p % GROUP_ROWS as u64) as usize).map_err(&bad)?);
+        }
+        let parser = converter.parser();
+        let rows = bodies.iter().flat_map(|(body, picked)| picked.iter().map(|r| parser.parse(&body[r.clone()])));
+        // The CRC matched, so these are the bytes this converter wrote; a decoder panic is still an error.
+        let columns = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| converter.convert_rows(rows)))
+            .map_err(|p| bad(format!("rows cannot be decoded: {}", strata_spec::panic_message(&p))))?
+            .map_err(|e| bad(e.to_string()))?;
+        Ok((columns, bodies.len() as u64))
+    }
+
+    /// Group `g`'s body, its CRC checked.
+    fn group(&self, file: &File, g: usize) -> std::result::Result<Vec<u8>, String> {
+        let loc = self.groups.get(g).ok_or_else(|| format!("group {g} of {}", self.groups.len()))?;
+        let mut stored = vec![0u8; loc.len as usize];
+        read_exact_at(file, &mut stored, loc.offset).map_err(|e| format!("group {g}: {e}"))?;
+        if crc32fast::hash(&stored) != loc.crc {
+            return Err(format!("group {g} fails its CRC32"));
+        }
+        let (len, payload) = stored.split_at_checked(4).ok_or_else(|| format!("group {g} is {} bytes", loc.len))?;
+        let raw_len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
+        self.codec.decompress(payload, raw_len)
+    }
+}
+
+/// The byte range of row `i` in a group's body.
+fn row_in(body: &[u8], i: usize) -> std::result::Result<std::ops::Range<usize>, String> {
+    let word = |at: usize| -> Option<usize> {
+        let b = body.get(at..at + 4)?;
+        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    };
+    let n = word(0).ok_or("a group without a row count")?;
+    if i >= n {
+        return Err(format!("row {i} of a group of {n}"));
+    }
+    let data = 4 + 4 * n;
+    let start = if i == 0 { 0 } else { word(4 + 4 * (i - 1)).ok_or("a row end is missing")? };
+    let end = word(4 + 4 * i).ok_or("a row end is missing")?;
+    let range = data + start..data + end;
+    if start > end || range.end > body.len() {
+        return Err(format!("row {i} lies at {range:?} of a {}-byte group", body.len()));
+    }
+    Ok(range)
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(not(unix))]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = file;
+    f.seek(SeekFrom::Start(offset))?;
+    f.read_exact(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{Array, Int64Array, StringArray};
+    use arrow_row::SortField;
+    use arrow_schema::DataType as ArrowType;
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn converter() -> RowConverter {
+        RowConverter::new(vec![SortField::new(ArrowType::Int64), SortField::new(ArrowType::Utf8)]).unwrap()
+    }
+
+    fn columns(n: usize) -> Vec<ArrayRef> {
+        let ids: Vec<i64> = (0..n as i64).collect();
+        let names: Vec<Option<String>> = (0..n).map(|i| (i % 7 != 0).then(|| format!("name-{i}"))).collect();
+        vec![Arc::new(Int64Array::from(ids)), Arc::new(StringArray::from(names))]
+    }
+
+    fn write(dir: &Path, codec: RowCodec, n: usize, conv: &RowConverter) -> RowFile {
+        let mut w = RowFileWriter::create(dir.join("rows"), codec).unwrap();
+        let cols = columns(n);
+        // In several appends, as a build hands batches over.
+        for from in (0..n).step_by(100) {
+            let len = 100.min(n - from);
+            let part: Vec<ArrayRef> = cols.iter().map(|c| c.slice(from, len)).collect();
+            w.append(&conv.convert_columns(&part).unwrap()).unwrap();
+        }
+        w.finish().unwrap()
+    }
+
+    proptest! {
+        #[test]
+        fn every_row_read_back_is_the_row_written(
+            n in 1usize..400,
+            picks in proptest::collection::btree_set(0usize..400, 1..20),
+            codec in prop_oneof![Just(RowCodec::None), Just(RowCodec::Lz4), Just(RowCodec::Zstd)],
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let conv = converter();
+            let rf = write(dir.path(), codec, n, &conv);
+            let file = File::open(&rf.path).unwrap();
+            let positions: Vec<u64> = picks.iter().filter(|&&p| p < n).map(|&p| p as u64).collect();
+            prop_assume!(!positions.is_empty());
+            let (got, _) = rf.read(&file, &positions, &conv).unwrap();
+            let all = columns(n);
+            let idx = arrow_array::UInt64Array::from(positions.clone());
+            for (g, a) in got.iter().zip(&all) {
+                let want = arrow_select::take::take(a.as_ref(), &idx, None).unwrap();
+                prop_assert_eq!(g.to_data(), want.to_data());
+            }
+            prop_assert!(rf.read(&file, &[n as u64], &conv).is_err(), "a row past the end is an error");
+        }
+    }
+
+    #[test]
+    fn a_flipped_byte_in_any_group_is_an_error_not_a_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let conv = converter();
+        let rf = write(dir.path(), RowCodec::None, 64, &conv);
+        let clean = std::fs::read(&rf.path).unwrap();
+        for at in (0..clean.len()).step_by(7) {
+            let mut bytes = clean.clone();
+            bytes[at] ^= 0x20;
+            std::fs::write(&rf.path, &bytes).unwrap();
+            let file = File::open(&rf.path).unwrap();
+            let all: Vec<u64> = (0..64).collect();
+            let err = rf.read(&file, &all, &conv).expect_err("a damaged group is detected");
+            assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
+        }
+    }
+}
