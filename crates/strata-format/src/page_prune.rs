@@ -167,17 +167,23 @@ mod tests {
             Field::new("v", ArrowType::Utf8, true),
         ]));
         let values: Vec<String> = keys.iter().map(|k| format!("v{k}")).collect();
-        let batch = RecordBatch::try_new(
-            schema.clone(),
-            vec![Arc::new(Int64Array::from(keys.to_vec())), Arc::new(StringArray::from(values))],
+        paged(
+            RecordBatch::try_new(
+                schema,
+                vec![Arc::new(Int64Array::from(keys.to_vec())), Arc::new(StringArray::from(values))],
+            )
+            .unwrap(),
         )
-        .unwrap();
+    }
+
+    /// `batch` as a parquet file in pages of 64 rows, row groups of 700.
+    fn paged(batch: RecordBatch) -> Vec<u8> {
         let props = WriterProperties::builder()
             .set_data_page_row_count_limit(64)
             .set_write_batch_size(64)
             .set_max_row_group_row_count(Some(700))
             .build();
-        let mut w = ArrowWriter::try_new(Vec::new(), schema, Some(props)).unwrap();
+        let mut w = ArrowWriter::try_new(Vec::new(), batch.schema(), Some(props)).unwrap();
         w.write(&batch).unwrap();
         w.into_inner().unwrap()
     }
@@ -256,19 +262,12 @@ mod tests {
         );
         let values: Vec<String> = keys.iter().map(|k| format!("v{k}")).collect();
         let batch = RecordBatch::try_new(
-            schema.clone(),
+            schema,
             vec![Arc::new(tags), Arc::new(Int64Array::from(keys.clone())), Arc::new(StringArray::from(values))],
         )
         .unwrap();
-        let props = WriterProperties::builder()
-            .set_data_page_row_count_limit(64)
-            .set_write_batch_size(64)
-            .set_max_row_group_row_count(Some(700))
-            .build();
-        let mut w = ArrowWriter::try_new(Vec::new(), schema, Some(props)).unwrap();
-        w.write(&batch).unwrap();
         let io = MemoryFileIO::new();
-        io.write("f.parquet", &w.into_inner().unwrap()).unwrap();
+        io.write("f.parquet", &paged(batch)).unwrap();
         for k in [0, 999, 1999] {
             let rows = read(&io, Predicate::eq(KEY, Datum::BigInt(k)), None);
             assert!(rows.contains(&(k as u64, k)), "key {k} is read: {rows:?}");
