@@ -210,15 +210,7 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
             Some(tp) => {
                 let (pred, types) = &**tp;
                 pred.may_match(&|name: &str| {
-                    let t = types.iter().find(|(n, _)| n == name)?.1;
-                    // Statistics of the column as stored, and only when stored as the type read: the
-                    // file's values of a widened column compare differently.
-                    let stored = match resolve(req.mapping, name, t) {
-                        StoredColumn::Stored { name, data_type } if data_type.root == t.root => name,
-                        _ => return None,
-                    };
-                    let root = stored_index(&file_schema, &stored)?;
-                    let leaf = crate::predicate::parquet_leaf(builder.parquet_schema(), root)?;
+                    let (leaf, t) = stats_leaf(builder.parquet_schema(), &file_schema, req.mapping, types, name)?;
                     crate::predicate::parquet_range(rg, leaf, &t)
                 })
             }
@@ -280,6 +272,25 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
     Ok((Box::new(reader), num_rows, reads, sources))
 }
 
+/// The parquet leaf column whose statistics (row group or page) stand for predicate column `name`, with the
+/// type read: the column as stored, and only when stored as the type read (the values of a widened column
+/// compare differently). `None`: no statistics to prune by.
+fn stats_leaf(
+    descr: &parquet::schema::types::SchemaDescriptor,
+    file_schema: &Schema,
+    mapping: Option<&ColumnMapping>,
+    types: &[(String, DataType)],
+    name: &str,
+) -> Option<(usize, DataType)> {
+    let t = types.iter().find(|(n, _)| n == name)?.1;
+    match resolve(mapping, name, t) {
+        StoredColumn::Stored { name, data_type } if data_type.root == t.root => {
+            Some((crate::predicate::parquet_leaf(descr, stored_index(file_schema, &name)?)?, t))
+        }
+        _ => None,
+    }
+}
+
 /// The rows of `groups` (row-group index and its rows in the file) whose pages `tp` may match, by the page
 /// index; a group without a usable page index is kept whole.
 fn pruned_pages(
@@ -290,17 +301,8 @@ fn pruned_pages(
     mapping: Option<&ColumnMapping>,
 ) -> Vec<std::ops::Range<u64>> {
     let (pred, types) = &**tp;
-    // As for row groups: statistics of the column as stored, and only when stored as the type read.
-    let column = |name: &str| -> Option<(usize, DataType)> {
-        let t = types.iter().find(|(n, _)| n == name)?.1;
-        match resolve(mapping, name, t) {
-            StoredColumn::Stored { name, data_type } if data_type.root == t.root => {
-                let root = stored_index(file_schema, &name)?;
-                Some((crate::predicate::parquet_leaf(meta.file_metadata().schema_descr(), root)?, t))
-            }
-            _ => None,
-        }
-    };
+    let descr = meta.file_metadata().schema_descr();
+    let column = |name: &str| stats_leaf(descr, file_schema, mapping, types, name);
     groups
         .iter()
         .flat_map(|(g, rows)| {
