@@ -4,15 +4,20 @@
                            random key order, into an uncompressed parquet file
   strata FILE DIR B DV     Strata's Python package: the file's rows written in one call (one commit) into a
                            fresh table with B buckets, the best of three such writes; then scanned into a
-                           pyarrow.Table (to_arrow) and streamed (to_reader), the best of five scans each
+                           pyarrow.Table (to_arrow) and streamed (to_reader), the best of ten scans each
   pypaimon FILE DIR B DV   pypaimon 2.1.0: the same rows written in one batch write and commit into a fresh
                            table, and Strata's table (from the strata run, in DIR) read back
+  summary RESULTS ROWS     the medians and paired ratios of a results file (one JSON line per run, as
+                           scripts/bench-python.sh writes them), with a distribution-free interval for the
+                           median ratio
 
 Timings cover only the call measured: reading the parquet file is outside them.
 """
 import json
+import statistics
 import sys
 import time
+from math import comb
 
 import numpy as np
 import pyarrow as pa
@@ -20,7 +25,7 @@ import pyarrow.parquet as pq
 
 # Writes (each into a fresh table) and scans per process; the best of each is reported, on both sides.
 WRITES = 3
-SCANS = 5
+SCANS = 10
 
 
 def gen(rows, path):
@@ -56,9 +61,11 @@ def run_strata(path, work, buckets, dv):
         started = time.perf_counter()
         t.write(data)
         write_s = min(write_s, time.perf_counter() - started)
-    # The best of five scans of each kind, as the Rust side measures.
+    # The best of ten scans of each kind, as the Rust side measures.
     scan_s = stream_s = float("inf")
+    out = None
     for _ in range(SCANS):
+        out = None  # the last result is freed outside the timing, as on the Rust side
         started = time.perf_counter()
         out = t.scan().to_arrow()
         scan_s = min(scan_s, time.perf_counter() - started)
@@ -98,6 +105,39 @@ def run_pypaimon(path, work, buckets, dv):
     return {"write_s": round(write_s, 4), "scan_s": round(scan_s, 4), "rows": out.num_rows}
 
 
+def median_interval(xs, level=0.95):
+    """A distribution-free interval for the median of xs: its order statistics k and n-1-k (0-based), k the
+    largest for which the binomial tail leaves at most (1 - level) / 2 on each side; and its coverage."""
+    xs, n = sorted(xs), len(xs)
+    tail = lambda k: sum(comb(n, i) for i in range(k + 1)) / 2**n
+    k = 0
+    while k + 1 < n - 2 - k and tail(k + 1) <= (1 - level) / 2:
+        k += 1
+    return xs[k], xs[n - 1 - k], 1 - 2 * tail(k)
+
+
+def summary(path, rows):
+    runs = [json.loads(line) for line in open(path) if line.startswith("{")]
+    def med(side, k):
+        xs = [r[side][k] for r in runs if r.get(side)]
+        return statistics.median(xs) if xs else None
+    print(f"\n{rows} rows, medians of {len(runs)} runs (seconds; rows/s in parentheses)")
+    print(f"{'':22}{'write':>18}{'scan (to_arrow)':>22}")
+    for side, name in [("rust", "Rust API"), ("python", "Strata Python"), ("pypaimon", "pypaimon 2.1.0")]:
+        w, s = med(side, "write_s"), med(side, "scan_s")
+        if w is not None:
+            print(f"{name:22}{w:>8.3f} ({rows / w / 1e6:4.2f}M/s){s:>11.3f} ({rows / s / 1e6:5.2f}M/s)")
+    print(f"{'Strata Python stream':22}{'':>18}{med('python', 'stream_s'):>11.3f}")
+    for k, name in [("write_s", "write"), ("scan_s", "scan")]:
+        ratios = [r["python"][k] / r["rust"][k] - 1 for r in runs]
+        lo, hi, cover = median_interval(ratios)
+        print(f"Python over Rust, {name}: median of the runs' ratios {statistics.median(ratios):+.1%}"
+              f" ({cover:.0%} interval for it {lo:+.1%} .. {hi:+.1%}; runs {' '.join(f'{x:+.0%}' for x in ratios)})")
+    if med("pypaimon", "write_s") is not None:
+        print(f"Strata Python vs pypaimon: write {med('pypaimon', 'write_s') / med('python', 'write_s'):.1f}x faster, "
+              f"scan {med('pypaimon', 'scan_s') / med('python', 'scan_s'):.1f}x faster")
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "gen":
@@ -106,5 +146,7 @@ if __name__ == "__main__":
         print(json.dumps(run_strata(*args)))
     elif cmd == "pypaimon":
         print(json.dumps(run_pypaimon(*args)))
+    elif cmd == "summary":
+        summary(args[0], int(args[1]))
     else:
         sys.exit(f"unknown subcommand {cmd}")
