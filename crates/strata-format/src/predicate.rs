@@ -101,6 +101,18 @@ impl Predicate {
                 if s.null_count.is_some_and(|n| n >= s.row_count) && s.row_count > 0 {
                     return false;
                 }
+                if let Some(x) = float_value(value) {
+                    // Float statistics do not bound every row: parquet's writers leave NaN out of minima and
+                    // maxima (and other writers' manifests may too), and a writer may leave the two zeros
+                    // unordered, while the exact comparison orders them all (-NaN below every number, NaN
+                    // above, -0 below +0). Only `=` of a nonzero number may prune, and only by bounds that
+                    // are numbers.
+                    let bounds_numbers =
+                        [&s.min, &s.max].iter().all(|b| b.as_ref().and_then(float_value).is_none_or(|v| !v.is_nan()));
+                    if *op != CmpOp::Eq || x.is_nan() || x == 0.0 || !bounds_numbers {
+                        return true;
+                    }
+                }
                 let (min, max) = (s.min.as_ref(), s.max.as_ref());
                 let lt = |a: &Datum, b: &Datum| a.compare(b).is_lt();
                 match op {
@@ -171,6 +183,15 @@ impl Predicate {
             return Ok(batch.clone());
         }
         arrow_select::filter::filter_record_batch(batch, &mask).map_err(|e| Error::invalid("filter", e.to_string()))
+    }
+}
+
+/// The value of a FLOAT or DOUBLE datum.
+fn float_value(d: &Datum) -> Option<f64> {
+    match d {
+        Datum::Float(v) => Some(f64::from(*v)),
+        Datum::Double(v) => Some(*v),
+        _ => None,
     }
 }
 
