@@ -58,38 +58,60 @@ impl KeyBuckets {
     }
 }
 
-/// Routes `key` (values of every primary-key column, in the table's primary-key order) to its bucket.
-pub(crate) fn route_key(table: &Table, layout: &KeyValueLayout, key: &[Option<Datum>]) -> Result<RoutedKey> {
-    let schema = table.schema();
-    if key.len() != schema.primary_keys.len() {
-        return Err(Error::invalid("key", format!("{} values for primary key {:?}", key.len(), schema.primary_keys)));
+/// How one schema's primary keys are routed: which key values make the partition, the bucket key and the
+/// key the files hold, worked out once (a `TableQuery` routes every lookup with the same router).
+pub(crate) struct KeyRouter {
+    primary_keys: Vec<String>,
+    /// Positions in the primary key, and types, of the partition columns.
+    partition: Vec<(usize, DataType)>,
+    /// Of the bucket key's columns; and the table's bucket count (`None`: dynamic or postpone buckets).
+    bucket: Vec<(usize, DataType)>,
+    buckets: Option<i32>,
+    /// Of the key columns as the files hold them (the primary key minus partition columns).
+    key: Vec<(usize, DataType)>,
+}
+
+impl KeyRouter {
+    pub(crate) fn new(table: &Table, layout: &KeyValueLayout) -> Result<Self> {
+        let schema = table.schema();
+        let at = |name: &str| -> Result<(usize, DataType)> {
+            let i = schema.primary_keys.iter().position(|k| k == name).ok_or_else(|| {
+                Error::invalid("key", format!("column '{name}' is not part of the primary key; get needs it to route"))
+            })?;
+            Ok((i, schema.field(name)?.data_type))
+        };
+        let partition = schema.partition_keys.iter().map(|p| at(p)).collect::<Result<Vec<_>>>()?;
+        let bucket = schema.bucket_keys().iter().map(|k| at(k)).collect::<Result<Vec<_>>>()?;
+        // Dynamic (-1) and postpone (-2) tables place keys by their index or their writer, not by the hash:
+        // routing them by hash would look in one bucket and miss keys in the others.
+        let buckets = Some(schema.core_options().bucket()?).filter(|&b| b > 0);
+        // The files' key types, as the layout stores them.
+        let key = layout.key_fields.iter().map(|k| Ok((at(&k.name)?.0, k.data_type))).collect::<Result<Vec<_>>>()?;
+        Ok(KeyRouter { primary_keys: schema.primary_keys.clone(), partition, bucket, buckets, key })
     }
-    let value = |name: &str| -> Result<Option<Datum>> {
-        let i = schema.primary_keys.iter().position(|k| k == name).ok_or_else(|| {
-            Error::invalid("key", format!("column '{name}' is not part of the primary key; get needs it to route"))
-        })?;
-        Ok(key[i].clone())
-    };
-    let types_of = |name: &str| -> Result<DataType> { Ok(schema.field(name)?.data_type) };
-    let partition_values = schema.partition_keys.iter().map(|p| value(p)).collect::<Result<Vec<_>>>()?;
-    let partition_types = schema.partition_keys.iter().map(|p| types_of(p)).collect::<Result<Vec<_>>>()?;
-    let partition = BinaryRow::from_datums(&partition_values, &partition_types)?;
-    let bucket_keys = schema.bucket_keys();
-    let bucket_values = bucket_keys.iter().map(|k| value(k)).collect::<Result<Vec<_>>>()?;
-    let bucket_types = bucket_keys.iter().map(|k| types_of(k)).collect::<Result<Vec<_>>>()?;
-    // Dynamic (-1) and postpone (-2) tables place keys by their index or their writer, not by the hash:
-    // routing them by hash would look in one bucket and miss keys in the others.
-    let buckets = schema.core_options().bucket()?;
-    let bucket = if buckets > 0 {
-        KeyBuckets::Hashed { hash: key_hash(&bucket_values, &bucket_types)?, table_buckets: buckets }
-    } else {
-        KeyBuckets::Any
-    };
-    let trimmed: Vec<Option<Datum>> = layout.key_fields.iter().map(|k| value(&k.name)).collect::<Result<_>>()?;
-    let key_types: Vec<DataType> = layout.key_fields.iter().map(|k| k.data_type).collect();
-    // Through the binary row, so the key compares like the files' keys (types normalised as stored).
-    let key = BinaryRow::from_datums(&trimmed, &key_types)?.to_datums(&key_types)?;
-    Ok(RoutedKey { partition, bucket, key })
+
+    /// Routes `key` (values of every primary-key column, in the table's primary-key order) to its bucket.
+    pub(crate) fn route(&self, key: &[Option<Datum>]) -> Result<RoutedKey> {
+        if key.len() != self.primary_keys.len() {
+            return Err(Error::invalid("key", format!("{} values for primary key {:?}", key.len(), self.primary_keys)));
+        }
+        let pick = |cols: &[(usize, DataType)]| -> (Vec<Option<Datum>>, Vec<DataType>) {
+            cols.iter().map(|(i, t)| (key[*i].clone(), *t)).unzip()
+        };
+        let (values, types) = pick(&self.partition);
+        let partition = BinaryRow::from_datums(&values, &types)?;
+        let bucket = match self.buckets {
+            Some(table_buckets) => {
+                let (values, types) = pick(&self.bucket);
+                KeyBuckets::Hashed { hash: key_hash(&values, &types)?, table_buckets }
+            }
+            None => KeyBuckets::Any,
+        };
+        let (values, types) = pick(&self.key);
+        // Through the binary row, so the key compares like the files' keys (types normalised as stored).
+        let key = BinaryRow::from_datums(&values, &types)?.to_datums(&types)?;
+        Ok(RoutedKey { partition, bucket, key })
+    }
 }
 
 /// Merges every copy of one key (`copies`: per file, its rows of the key and the file's level) with the
@@ -102,10 +124,15 @@ pub(crate) fn merge_copies(
 ) -> Result<Option<RecordBatch>> {
     let value_cols: Vec<usize> = (0..layout.value_fields.len()).map(|i| layout.value_index(i)).collect();
     let value_row = |b: &RecordBatch, row: usize| -> Result<RecordBatch> {
-        let b = b.project(&value_cols).map_err(|e| Error::invalid("get", e.to_string()))?;
-        RecordBatch::try_new(layout.value_schema.clone(), b.columns().to_vec())
-            .map(|b| b.slice(row, 1))
-            .map_err(|e| Error::invalid("get", e.to_string()))
+        // A one-row batch is its own row: slicing would only copy every array's handle again.
+        let columns = value_cols
+            .iter()
+            .map(|&c| {
+                let column = b.columns().get(c).ok_or_else(|| Error::invalid("get", format!("no column {c}")))?;
+                Ok(if b.num_rows() == 1 && row == 0 { column.clone() } else { column.slice(row, 1) })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        RecordBatch::try_new(layout.value_schema.clone(), columns).map_err(|e| Error::invalid("get", e.to_string()))
     };
     if copies.is_empty() {
         return Ok(None);
@@ -165,7 +192,8 @@ pub fn get_many(table: &Table, keys: &[Vec<Option<Datum>>], snapshot: Option<i64
     let layout = Arc::new(table.layout()?);
     let mut out: Vec<Option<RecordBatch>> = vec![None; keys.len()];
     let Some(snap) = table.snapshot(snapshot)? else { return Ok(out) };
-    let routed: Vec<RoutedKey> = keys.iter().map(|k| route_key(table, &layout, k)).collect::<Result<_>>()?;
+    let router = KeyRouter::new(table, &layout)?;
+    let routed: Vec<RoutedKey> = keys.iter().map(|k| router.route(k)).collect::<Result<_>>()?;
     let files = candidate_files(table, &layout, &snap, &routed)?;
     let file_cols = file_columns(&layout);
     let key_cols: Vec<(String, DataType)> = file_cols[..layout.key_arity()].to_vec();

@@ -36,7 +36,7 @@ use strata_format::{KeyValueLayout, MergeConfig};
 use strata_io::ScratchDir;
 use strata_spec::{DataFileMeta, Datum, Error, Result, Snapshot};
 
-use crate::point_read::{merge_copies, route_key, RoutedKey};
+use crate::point_read::{merge_copies, KeyRouter, RoutedKey};
 use crate::table::{DeletionFile, Table};
 
 /// Each (serialized partition, bucket)'s candidate files.
@@ -61,6 +61,7 @@ struct View {
     /// The schema id the view was opened for.
     schema_id: i64,
     layout: Arc<KeyValueLayout>,
+    router: KeyRouter,
     keys: KeyEncoder,
     /// Deletion-vector (or first-row) tables read levels >= 1 only, as a scan does.
     raw: bool,
@@ -88,7 +89,18 @@ impl View {
         };
         let spec = LookupFileSpec { with_rows: true, bloom_fpp: cache.bloom_fpp, compression };
         let merge = MergeConfig::from_schema(schema)?;
-        Ok(View { schema_id: schema.id, keys: KeyEncoder::new(&layout)?, layout, raw, cache, spec, merge, table })
+        let router = KeyRouter::new(&table, &layout)?;
+        Ok(View {
+            schema_id: schema.id,
+            keys: KeyEncoder::new(&layout)?,
+            router,
+            layout,
+            raw,
+            cache,
+            spec,
+            merge,
+            table,
+        })
     }
 
     /// Each bucket's candidate files in `snapshot`, and each partition's bucket count.
@@ -178,21 +190,21 @@ impl State {
     }
 
     /// [`State::copies_in_file`], building the lookup file here, under the lock, when it is missing or
-    /// unreadable, so that nothing can take it away before it is read.
+    /// unreadable, so that nothing can take it away before it is read (eviction keeps the files of `hits`).
     fn copies(
         &mut self,
         scratch: &ScratchDir,
         c: &Candidate,
         key: &[u8],
         dv: Option<&DeletionVector>,
-        keep: &HashSet<&str>,
+        hits: &[Arc<Candidate>],
     ) -> Result<Option<RecordBatch>> {
         match self.copies_in_file(c, key, dv) {
             Ok(rows) => Ok(rows),
             Err(_) => {
                 let f = self.view.build(scratch, c)?;
                 self.cache.insert(c.path.clone(), f);
-                self.cache.evict(keep);
+                self.cache.evict(&keep_all(hits));
                 match self.copies_in_file(c, key, dv) {
                     Ok(rows) => Ok(rows),
                     Err(Some(e)) => Err(e),
@@ -201,6 +213,11 @@ impl State {
             }
         }
     }
+}
+
+/// The lookup files eviction must keep while one lookup reads them: those of every file it looks in.
+fn keep_all(hits: &[Arc<Candidate>]) -> HashSet<&str> {
+    hits.iter().map(|c| c.path.as_str()).collect()
 }
 
 /// Point lookups against one snapshot of a table, through local lookup files built on first use (Paimon's
@@ -296,7 +313,7 @@ impl TableQuery {
             let (view, snapshot_id, key_bytes, hits, missing, missing_vectors) = {
                 let st = self.state.lock();
                 let view = st.view.clone();
-                let RoutedKey { partition, bucket, key } = route_key(&view.table, &view.layout, key)?;
+                let RoutedKey { partition, bucket, key } = view.router.route(key)?;
                 let key_bytes = view.keys.encode(&key)?;
                 let partition = partition.serialize();
                 let total = st.partition_buckets.get(&partition).copied().unwrap_or(0);
@@ -341,19 +358,20 @@ impl TableQuery {
             if st.snapshot.as_ref().map(|s| s.id) != snapshot_id || !Arc::ptr_eq(&st.view, &view) {
                 continue;
             }
-            for (path, f) in built {
-                st.cache.insert(path, f);
+            if !built.is_empty() {
+                for (path, f) in built {
+                    st.cache.insert(path, f);
+                }
+                st.cache.evict(&keep_all(&hits));
             }
             st.vectors.extend(vectors);
-            let keep: HashSet<&str> = hits.iter().map(|c| c.path.as_str()).collect();
-            st.cache.evict(&keep);
             let mut copies = Vec::new();
             for c in &hits {
                 let dv = match &c.deletion_file {
                     Some(d) => st.vectors.get(&(d.path.clone(), d.meta.offset)).cloned(),
                     None => None,
                 };
-                if let Some(rows) = st.copies(&self.scratch, c, &key_bytes, dv.as_deref(), &keep)? {
+                if let Some(rows) = st.copies(&self.scratch, c, &key_bytes, dv.as_deref(), &hits)? {
                     copies.push((vec![rows], c.meta.level));
                 }
             }

@@ -16,14 +16,13 @@ use std::sync::Arc;
 use arrow_array::{Array, ArrayRef, BinaryArray, RecordBatch};
 use arrow_ipc::reader::FileReader;
 use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
-use arrow_row::{RowConverter, SortField};
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 use strata_io::FileIO;
 use strata_spec::{Error, Result};
 
 use super::bloom::Bloom;
 use super::key::{key_positions, KeyEncoder};
-use super::rows::{RowCodec, RowFile, RowFileWriter};
+use super::rows::{RowCodec, RowFile, RowFileWriter, RowForm};
 use crate::bucket_read::{file_columns, open_data_file};
 use crate::file_ref::DataFileRef;
 use crate::kv::KeyValueLayout;
@@ -58,7 +57,7 @@ pub struct LookupFile {
     bloom: Option<Bloom>,
     rows: u64,
     /// The rows, when the spec asked for them, with the converter that encodes and decodes them.
-    row_file: Option<(RowFile, RowConverter)>,
+    row_file: Option<(RowFile, RowForm)>,
     key_file: Option<KeyFile>,
     /// The row file kept open between reads (the cache bounds how many are open).
     reader: Option<File>,
@@ -80,12 +79,6 @@ impl Drop for LookupFile {
 
 fn ipc_error(path: &std::path::Path) -> impl Fn(arrow_schema::ArrowError) -> Error + '_ {
     move |e| Error::invalid(format!("lookup file {}", path.display()), e.to_string())
-}
-
-/// The converter of a file's rows to arrow-row form and back (every column of the file layout).
-fn row_converter(layout: &KeyValueLayout) -> Result<RowConverter> {
-    let fields = layout.file_schema.fields().iter().map(|f| SortField::new(f.data_type().clone())).collect();
-    RowConverter::new(fields).map_err(|e| Error::invalid("lookup file", e.to_string()))
 }
 
 impl LookupFile {
@@ -124,9 +117,9 @@ impl LookupFile {
         };
         let mut writer = match spec.with_rows {
             true => {
-                let converter = row_converter(layout)?;
+                let form = RowForm::of(&layout.file_schema)?;
                 // A build that fails (or panics) from here on removes the partial file: the writer's drop.
-                Some((RowFileWriter::create(local()?, RowCodec::of(spec.compression))?, converter))
+                Some((RowFileWriter::create(local()?, RowCodec::of(spec.compression))?, form))
             }
             false => None,
         };
@@ -135,8 +128,8 @@ impl LookupFile {
             for b in batches {
                 let b = b?;
                 let block_keys = encoder.rows(&b).map_err(corrupt)?.try_into_binary().map_err(corrupt)?;
-                if let Some((w, conv)) = writer.as_mut() {
-                    w.append(&conv.convert_columns(b.columns()).map_err(corrupt)?)?;
+                if let Some((w, form)) = writer.as_mut() {
+                    w.append(form, b.columns())?;
                 }
                 built.rows += block_keys.len() as u64;
                 keys.push(block_keys);
@@ -144,8 +137,8 @@ impl LookupFile {
             Ok(())
         })();
         written?;
-        if let Some((w, conv)) = writer {
-            built.row_file = Some((w.finish()?, conv));
+        if let Some((w, form)) = writer {
+            built.row_file = Some((w.finish()?, form));
         }
         let keys = concat_keys(&keys)?;
         built.bloom = spec.bloom_fpp.map(|p| Bloom::new(&keys, p));
@@ -278,16 +271,13 @@ impl LookupFile {
     /// The rows at `positions` (ascending) as a batch of `schema` (the file layout), through the open
     /// reader; the rows and the number of row groups read.
     pub(super) fn read_rows(&mut self, positions: &[u64], schema: &SchemaRef) -> Result<(RecordBatch, u64)> {
-        let (Some((rows, conv)), Some(file)) = (self.row_file.as_ref(), self.reader.as_ref()) else {
+        let (Some((rows, form)), Some(file)) = (self.row_file.as_ref(), self.reader.as_ref()) else {
             return Err(Error::invalid("lookup file", "not open for row reads"));
         };
         if positions.is_empty() {
             return Ok((RecordBatch::new_empty(schema.clone()), 0));
         }
-        let (columns, groups) = rows.read(file, positions, conv)?;
-        let batch = RecordBatch::try_new(schema.clone(), columns)
-            .map_err(|e| Error::Corrupt { path: rows.path.display().to_string(), message: e.to_string() })?;
-        Ok((batch, groups))
+        rows.read(file, positions, form, schema)
     }
 }
 

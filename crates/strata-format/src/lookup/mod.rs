@@ -7,6 +7,7 @@ mod bloom;
 mod cache;
 mod file;
 mod key;
+mod packed;
 mod rows;
 
 pub use cache::{LookupCacheOptions, LookupFileCache, LookupStats, Probe, MAX_OPEN_READERS};

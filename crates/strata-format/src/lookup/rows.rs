@@ -1,6 +1,7 @@
 //! The rows of a local lookup file (the value part of Paimon's lookup store, `LookupStoreWriter` /
-//! `LookupStoreReader`): every row of the data file in arrow-row form (all columns, reversible), in groups of
-//! [`GROUP_ROWS`] rows, each group compressed on its own and checked by a CRC32.
+//! `LookupStoreReader`): every row of the data file (all columns, reversible) in packed form (`packed`), or in
+//! arrow-row form for schemas with nested types, in groups of [`GROUP_ROWS`] rows, each group compressed on
+//! its own and checked by a CRC32.
 //!
 //! A point lookup wants one row. A columnar block decodes every column of every row it holds, one buffer
 //! (and one codec frame) per column; a row group of a few kilobytes decodes in one step, and the row found
@@ -8,7 +9,8 @@
 //! is scratch, and a damaged group is an error (the cache then rebuilds the file from the data file), never
 //! a wrong row.
 //!
-//! Layout: the groups, back to back; each is `raw length: u32 LE` then the codec's bytes of its body, and
+//! Layout: the groups, back to back; each is `raw length: u32 LE`, a codec byte (0 none, 1 lz4, 2 zstd: a
+//! group the codec does not shrink by an eighth is stored as it is), then the codec's bytes of its body, and
 //! its body is `row count: u32`, `end offset of each row: u32 each`, then the rows' bytes. Where each group
 //! lies and its CRC are kept in memory (16 bytes per group).
 
@@ -16,12 +18,19 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use arrow_array::ArrayRef;
-use arrow_row::{RowConverter, Rows};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_buffer::Buffer;
+use arrow_row::{RowConverter, SortField};
+use arrow_schema::{Schema, SchemaRef};
 use strata_spec::{Error, Result};
 
+use super::packed::PackedRows;
+
+/// Bytes before a stored group's codec bytes: its raw length (u32 LE) and its codec's tag.
+const GROUP_HEADER: usize = 5;
+
 /// Rows per group: a lookup reads and decompresses one group.
-pub(crate) const GROUP_ROWS: usize = 16;
+pub(crate) const GROUP_ROWS: usize = 8;
 
 /// How groups are compressed (`lookup.cache-spill-compression`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +69,44 @@ impl RowCodec {
         }
         Ok(raw)
     }
+
+    /// The byte naming the codec of a stored group.
+    fn tag(self) -> u8 {
+        match self {
+            RowCodec::None => 0,
+            RowCodec::Lz4 => 1,
+            RowCodec::Zstd => 2,
+        }
+    }
+
+    fn of_tag(tag: u8) -> Option<Self> {
+        [RowCodec::None, RowCodec::Lz4, RowCodec::Zstd].into_iter().find(|c| c.tag() == tag)
+    }
+}
+
+/// Whether `compressed` bytes save enough over `raw` ones to be worth decompressing on every read: at
+/// least an eighth (RocksDB's rule); otherwise the group is stored as it is.
+fn worth_it(compressed: usize, raw: usize) -> bool {
+    compressed < raw - raw / 8
+}
+
+/// The form of a row file's rows: packed where every column's type has a packed form (a one-row decode
+/// shares buffers), arrow-row otherwise (nested types).
+#[derive(Debug)]
+pub(crate) enum RowForm {
+    Packed(PackedRows),
+    Arrow(RowConverter),
+}
+
+impl RowForm {
+    /// The form of rows of `schema`.
+    pub(crate) fn of(schema: &Schema) -> Result<Self> {
+        if let Some(p) = PackedRows::new(schema) {
+            return Ok(RowForm::Packed(p));
+        }
+        let fields = schema.fields().iter().map(|f| SortField::new(f.data_type().clone())).collect();
+        RowConverter::new(fields).map(RowForm::Arrow).map_err(|e| Error::invalid("lookup file", e.to_string()))
+    }
 }
 
 /// Where one group lies in the file.
@@ -76,7 +123,6 @@ pub(crate) struct RowFile {
     pub(crate) path: PathBuf,
     groups: Vec<Group>,
     rows: u64,
-    codec: RowCodec,
     pub(crate) bytes: u64,
 }
 
@@ -114,17 +160,34 @@ impl RowFileWriter {
         })
     }
 
-    /// Appends `rows` (arrow-row form of the file's columns, in file order).
-    pub(crate) fn append(&mut self, rows: &Rows) -> Result<()> {
-        for row in rows.iter() {
-            let data = row.as_ref();
-            self.body.extend_from_slice(data);
-            let end = u32::try_from(self.body.len())
-                .map_err(|_| Error::invalid("lookup file", "a group of rows over 4 GiB"))?;
-            self.ends.push(end);
-            if self.ends.len() == GROUP_ROWS {
-                self.flush_group()?;
+    /// Appends the rows of `columns` (the file's columns, in file order) in `form`.
+    pub(crate) fn append(&mut self, form: &RowForm, columns: &[ArrayRef]) -> Result<()> {
+        match form {
+            RowForm::Packed(p) => {
+                let prepared = p.prepare(columns)?;
+                for row in 0..columns.first().map_or(0, |c| c.len()) {
+                    p.encode_row(&prepared, row, &mut self.body)?;
+                    self.end_row()?;
+                }
             }
+            RowForm::Arrow(conv) => {
+                let rows = conv.convert_columns(columns).map_err(|e| Error::invalid("lookup rows", e.to_string()))?;
+                for row in rows.iter() {
+                    self.body.extend_from_slice(row.as_ref());
+                    self.end_row()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the row whose bytes were just appended to the body.
+    fn end_row(&mut self) -> Result<()> {
+        let end =
+            u32::try_from(self.body.len()).map_err(|_| Error::invalid("lookup file", "a group of rows over 4 GiB"))?;
+        self.ends.push(end);
+        if self.ends.len() == GROUP_ROWS {
+            self.flush_group()?;
         }
         Ok(())
     }
@@ -142,7 +205,13 @@ impl RowFileWriter {
         let raw_len = u32::try_from(raw.len()).map_err(|_| Error::invalid("lookup file", "a group over 4 GiB"))?;
         self.scratch.clear();
         self.scratch.extend_from_slice(&raw_len.to_le_bytes());
+        self.scratch.push(self.codec.tag());
         self.codec.compress(&raw, &mut self.scratch).map_err(io_error(&self.path))?;
+        if self.codec != RowCodec::None && !worth_it(self.scratch.len() - GROUP_HEADER, raw.len()) {
+            self.scratch.truncate(4);
+            self.scratch.push(RowCodec::None.tag());
+            self.scratch.extend_from_slice(&raw);
+        }
         self.out.write_all(&self.scratch).map_err(io_error(&self.path))?;
         let len = u32::try_from(self.scratch.len()).map_err(|_| Error::invalid("lookup file", "a group over 4 GiB"))?;
         self.groups.push(Group { offset: self.written, len, crc: crc32fast::hash(&self.scratch) });
@@ -159,7 +228,7 @@ impl RowFileWriter {
         self.out.flush().map_err(io_error(&self.path))?;
         let path = std::mem::take(&mut self.path);
         let groups = std::mem::take(&mut self.groups);
-        Ok(RowFile { path, groups, rows: self.rows, codec: self.codec, bytes: self.written })
+        Ok(RowFile { path, groups, rows: self.rows, bytes: self.written })
     }
 }
 
@@ -178,17 +247,18 @@ impl RowFile {
         (self.groups.len() * std::mem::size_of::<Group>()) as u64
     }
 
-    /// The rows at `positions` (ascending) as columns decoded by `converter` (the one that wrote them), read
-    /// through `file` (this row file, open); and how many groups were read.
+    /// The rows at `positions` (ascending) as a batch of `schema` decoded from `form` (the one that wrote
+    /// them), read through `file` (this row file, open); and how many groups were read.
     pub(crate) fn read(
         &self,
         file: &File,
         positions: &[u64],
-        converter: &RowConverter,
-    ) -> Result<(Vec<ArrayRef>, u64)> {
+        form: &RowForm,
+        schema: &SchemaRef,
+    ) -> Result<(RecordBatch, u64)> {
         let shown = self.path.display().to_string();
         let bad = |m: String| Error::Corrupt { path: shown.clone(), message: m };
-        let mut bodies: Vec<(Vec<u8>, Vec<std::ops::Range<usize>>)> = Vec::new();
+        let mut bodies: Vec<(Buffer, Vec<std::ops::Range<usize>>)> = Vec::new();
         let mut current: Option<u64> = None;
         for &p in positions {
             if p >= self.rows {
@@ -200,28 +270,50 @@ impl RowFile {
                 current = Some(g);
             }
             let Some((body, picked)) = bodies.last_mut() else { continue };
-            picked.push(row_in(body, (p % GROUP_ROWS as u64) as usize).map_err(&bad)?);
+            picked.push(row_in(body.as_slice(), (p % GROUP_ROWS as u64) as usize).map_err(&bad)?);
         }
-        let parser = converter.parser();
-        let rows = bodies.iter().flat_map(|(body, picked)| picked.iter().map(|r| parser.parse(&body[r.clone()])));
-        // The CRC matched, so these are the bytes this converter wrote; a decoder panic is still an error.
-        let columns = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| converter.convert_rows(rows)))
-            .map_err(|p| bad(format!("rows cannot be decoded: {}", strata_spec::panic_message(&p))))?
-            .map_err(|e| bad(e.to_string()))?;
-        Ok((columns, bodies.len() as u64))
+        // The CRC matched, so these are the bytes this form wrote; a decoder panic is still an error.
+        let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match form {
+            RowForm::Packed(p) => {
+                let rows: Vec<_> =
+                    bodies.iter().flat_map(|(body, picked)| picked.iter().map(move |r| (body, r.clone()))).collect();
+                p.decode_rows(&rows, schema)
+            }
+            RowForm::Arrow(conv) => {
+                let parser = conv.parser();
+                let rows =
+                    bodies.iter().flat_map(|(body, picked)| picked.iter().map(|r| parser.parse(&body[r.clone()])));
+                conv.convert_rows(rows)
+                    .and_then(|columns| RecordBatch::try_new(schema.clone(), columns))
+                    .map_err(|e| e.to_string())
+            }
+        }))
+        .map_err(|p| bad(format!("rows cannot be decoded: {}", strata_spec::panic_message(&p))))?
+        .map_err(bad)?;
+        Ok((decoded, bodies.len() as u64))
     }
 
     /// Group `g`'s body, its CRC checked.
-    fn group(&self, file: &File, g: usize) -> std::result::Result<Vec<u8>, String> {
+    fn group(&self, file: &File, g: usize) -> std::result::Result<Buffer, String> {
         let loc = self.groups.get(g).ok_or_else(|| format!("group {g} of {}", self.groups.len()))?;
         let mut stored = vec![0u8; loc.len as usize];
         read_exact_at(file, &mut stored, loc.offset).map_err(|e| format!("group {g}: {e}"))?;
         if crc32fast::hash(&stored) != loc.crc {
             return Err(format!("group {g} fails its CRC32"));
         }
-        let (len, payload) = stored.split_at_checked(4).ok_or_else(|| format!("group {g} is {} bytes", loc.len))?;
-        let raw_len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
-        self.codec.decompress(payload, raw_len)
+        let header = stored.get(..GROUP_HEADER).ok_or_else(|| format!("group {g} is {} bytes", loc.len))?;
+        let raw_len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as usize;
+        match RowCodec::of_tag(header[4]) {
+            // Stored as it is: the body is the read buffer past its header, not a copy.
+            Some(RowCodec::None) if stored.len() - GROUP_HEADER == raw_len => {
+                Ok(Buffer::from_vec(stored).slice(GROUP_HEADER))
+            }
+            Some(RowCodec::None) => {
+                Err(format!("group {g} holds {} bytes, not {raw_len}", stored.len() - GROUP_HEADER))
+            }
+            Some(codec) => codec.decompress(&stored[GROUP_HEADER..], raw_len).map(Buffer::from_vec),
+            None => Err(format!("group {g} names codec {}", header[4])),
+        }
     }
 }
 
@@ -263,14 +355,22 @@ mod tests {
     use std::sync::Arc;
 
     use arrow_array::{Array, Int64Array, StringArray};
-    use arrow_row::SortField;
-    use arrow_schema::DataType as ArrowType;
+    use arrow_schema::{DataType as ArrowType, Field};
     use proptest::prelude::*;
 
     use super::*;
 
-    fn converter() -> RowConverter {
-        RowConverter::new(vec![SortField::new(ArrowType::Int64), SortField::new(ArrowType::Utf8)]).unwrap()
+    fn schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![
+            Field::new("id", ArrowType::Int64, false),
+            Field::new("name", ArrowType::Utf8, true),
+        ]))
+    }
+
+    /// Both forms of the test schema's rows: packed (its types have one) and arrow-row.
+    fn forms() -> [RowForm; 2] {
+        let fields = schema().fields().iter().map(|f| SortField::new(f.data_type().clone())).collect();
+        [RowForm::of(&schema()).unwrap(), RowForm::Arrow(RowConverter::new(fields).unwrap())]
     }
 
     fn columns(n: usize) -> Vec<ArrayRef> {
@@ -279,14 +379,14 @@ mod tests {
         vec![Arc::new(Int64Array::from(ids)), Arc::new(StringArray::from(names))]
     }
 
-    fn write(dir: &Path, codec: RowCodec, n: usize, conv: &RowConverter) -> RowFile {
+    fn write(dir: &Path, codec: RowCodec, n: usize, form: &RowForm) -> RowFile {
         let mut w = RowFileWriter::create(dir.join("rows"), codec).unwrap();
         let cols = columns(n);
-        // In several appends, as a build hands batches over.
+        // In several appends, as a build hands batches over (slices: arrays with an offset).
         for from in (0..n).step_by(100) {
             let len = 100.min(n - from);
             let part: Vec<ArrayRef> = cols.iter().map(|c| c.slice(from, len)).collect();
-            w.append(&conv.convert_columns(&part).unwrap()).unwrap();
+            w.append(form, &part).unwrap();
         }
         w.finish().unwrap()
     }
@@ -297,38 +397,72 @@ mod tests {
             n in 1usize..400,
             picks in proptest::collection::btree_set(0usize..400, 1..20),
             codec in prop_oneof![Just(RowCodec::None), Just(RowCodec::Lz4), Just(RowCodec::Zstd)],
+            packed in any::<bool>(),
         ) {
             let dir = tempfile::tempdir().unwrap();
-            let conv = converter();
-            let rf = write(dir.path(), codec, n, &conv);
+            let [p, a] = forms();
+            let form = if packed { p } else { a };
+            prop_assert_eq!(matches!(form, RowForm::Packed(_)), packed);
+            let rf = write(dir.path(), codec, n, &form);
             let file = File::open(&rf.path).unwrap();
             let positions: Vec<u64> = picks.iter().filter(|&&p| p < n).map(|&p| p as u64).collect();
             prop_assume!(!positions.is_empty());
-            let (got, _) = rf.read(&file, &positions, &conv).unwrap();
+            let (got, _) = rf.read(&file, &positions, &form, &schema()).unwrap();
             let all = columns(n);
             let idx = arrow_array::UInt64Array::from(positions.clone());
-            for (g, a) in got.iter().zip(&all) {
+            for (g, a) in got.columns().iter().zip(&all) {
                 let want = arrow_select::take::take(a.as_ref(), &idx, None).unwrap();
-                prop_assert_eq!(g.to_data(), want.to_data());
+                prop_assert_eq!(g.as_ref(), want.as_ref());
             }
-            prop_assert!(rf.read(&file, &[n as u64], &conv).is_err(), "a row past the end is an error");
+            prop_assert!(rf.read(&file, &[n as u64], &form, &schema()).is_err(), "a row past the end is an error");
+        }
+    }
+
+    /// Groups the codec shrinks by an eighth are stored compressed, others as they are; both read back.
+    #[test]
+    fn groups_are_compressed_only_where_it_pays() {
+        let schema = Arc::new(Schema::new(vec![Field::new("b", ArrowType::Binary, false)]));
+        let form = RowForm::of(&schema).unwrap();
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut noise = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state.to_le_bytes()
+        };
+        let random: Vec<Vec<u8>> = (0..64).map(|_| (0..8).flat_map(|_| noise()).collect()).collect();
+        let repeated: Vec<Vec<u8>> = (0..64).map(|i| vec![b'a' + (i % 3) as u8; 64]).collect();
+        for (values, compressed) in [(random, false), (repeated, true)] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut w = RowFileWriter::create(dir.path().join("rows"), RowCodec::Lz4).unwrap();
+            let column: ArrayRef = Arc::new(arrow_array::BinaryArray::from_iter_values(values.iter()));
+            w.append(&form, std::slice::from_ref(&column)).unwrap();
+            let rf = w.finish().unwrap();
+            let bytes = std::fs::read(&rf.path).unwrap();
+            let tags: Vec<u8> = rf.groups.iter().map(|g| bytes[g.offset as usize + 4]).collect();
+            assert_eq!(tags, vec![if compressed { 1 } else { 0 }; 64 / GROUP_ROWS], "compressible: {compressed}");
+            let file = File::open(&rf.path).unwrap();
+            let all: Vec<u64> = (0..64).collect();
+            let (got, groups) = rf.read(&file, &all, &form, &schema).unwrap();
+            assert_eq!((got.column(0).as_ref(), groups), (column.as_ref(), (64 / GROUP_ROWS) as u64));
         }
     }
 
     #[test]
     fn a_flipped_byte_in_any_group_is_an_error_not_a_row() {
-        let dir = tempfile::tempdir().unwrap();
-        let conv = converter();
-        let rf = write(dir.path(), RowCodec::None, 64, &conv);
-        let clean = std::fs::read(&rf.path).unwrap();
-        for at in (0..clean.len()).step_by(7) {
-            let mut bytes = clean.clone();
-            bytes[at] ^= 0x20;
-            std::fs::write(&rf.path, &bytes).unwrap();
-            let file = File::open(&rf.path).unwrap();
-            let all: Vec<u64> = (0..64).collect();
-            let err = rf.read(&file, &all, &conv).expect_err("a damaged group is detected");
-            assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
+        for form in forms() {
+            let dir = tempfile::tempdir().unwrap();
+            let rf = write(dir.path(), RowCodec::None, 64, &form);
+            let clean = std::fs::read(&rf.path).unwrap();
+            for at in (0..clean.len()).step_by(7) {
+                let mut bytes = clean.clone();
+                bytes[at] ^= 0x20;
+                std::fs::write(&rf.path, &bytes).unwrap();
+                let file = File::open(&rf.path).unwrap();
+                let all: Vec<u64> = (0..64).collect();
+                let err = rf.read(&file, &all, &form, &schema()).expect_err("a damaged group is detected");
+                assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
+            }
         }
     }
 }

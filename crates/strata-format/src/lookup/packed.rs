@@ -1,0 +1,414 @@
+//! The packed form of a lookup file's rows: one row's values back to back, decoded into a one-row batch
+//! whose arrays share a handful of buffers (the decompressed group itself for strings and binaries), so a
+//! point lookup allocates about one object per column instead of arrow-row's three or four.
+//!
+//! A row is a validity bitmap (bit `i` set when column `i` holds a value; `ceil(columns / 8)` bytes), then
+//! each non-null value in column order: fixed-width values as their little-endian bytes (a boolean as one
+//! byte 0 or 1), strings and binaries as `length: u32 LE` and their bytes. Nulls take no bytes.
+//!
+//! Only flat types have a packed form ([`PackedRows::new`] says `None` for a schema with another type; its
+//! rows stay in arrow-row form). Decoding checks every length against the row's bytes, so a malformed row
+//! is an error, never a panic or a value read from the next row.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::types::*;
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, BooleanArray, FixedSizeBinaryArray, PrimitiveArray, RecordBatch, StringArray,
+};
+use arrow_buffer::{BooleanBuffer, Buffer, MutableBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType as ArrowType, Schema, TimeUnit};
+
+/// How one column is packed.
+#[derive(Debug, Clone)]
+enum Slot {
+    Boolean,
+    /// A fixed-width value of this many bytes.
+    Fixed(usize),
+    Utf8,
+    Binary,
+    FixedBinary(usize),
+}
+
+/// One column of a batch, ready to be packed row by row.
+pub(crate) struct Prepared {
+    data: arrow_data::ArrayData,
+    bits: Option<BooleanBuffer>,
+}
+
+/// The packed form of one schema's rows.
+#[derive(Debug, Clone)]
+pub(crate) struct PackedRows {
+    types: Vec<ArrowType>,
+    slots: Vec<Slot>,
+    /// Where each fixed-width column's value lies in a decoded row's shared value buffer (16-byte aligned).
+    fixed_at: Vec<usize>,
+    fixed_bytes: usize,
+    /// Each string or binary column's pair in the shared offsets buffer.
+    var_at: Vec<usize>,
+    var_columns: usize,
+}
+
+/// The width of a fixed-width type Strata stores, `None` for any other type.
+fn fixed_width(t: &ArrowType) -> Option<usize> {
+    Some(match t {
+        ArrowType::Int8 => 1,
+        ArrowType::Int16 => 2,
+        ArrowType::Int32 | ArrowType::Float32 | ArrowType::Date32 | ArrowType::Time32(TimeUnit::Millisecond) => 4,
+        ArrowType::Int64 | ArrowType::Float64 | ArrowType::Timestamp(_, _) => 8,
+        ArrowType::Decimal128(_, _) => 16,
+        _ => return None,
+    })
+}
+
+fn corrupt(message: impl Into<String>) -> String {
+    message.into()
+}
+
+impl PackedRows {
+    /// The packed form of `schema`'s rows, `None` when a column's type has none.
+    pub(crate) fn new(schema: &Schema) -> Option<Self> {
+        let (mut slots, mut fixed_at, mut var_at) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut fixed_bytes, mut var_columns) = (0usize, 0usize);
+        for f in schema.fields() {
+            let t = f.data_type();
+            let slot = match t {
+                ArrowType::Boolean => Slot::Boolean,
+                ArrowType::Utf8 => Slot::Utf8,
+                ArrowType::Binary => Slot::Binary,
+                ArrowType::FixedSizeBinary(n) => Slot::FixedBinary(usize::try_from(*n).ok()?),
+                t => Slot::Fixed(fixed_width(t)?),
+            };
+            fixed_at.push(fixed_bytes);
+            var_at.push(var_columns);
+            match slot {
+                Slot::Fixed(w) => fixed_bytes += w.next_multiple_of(16),
+                Slot::Utf8 | Slot::Binary => var_columns += 1,
+                _ => {}
+            }
+            slots.push(slot);
+        }
+        let types = schema.fields().iter().map(|f| f.data_type().clone()).collect();
+        Some(PackedRows { types, slots, fixed_at, fixed_bytes, var_at, var_columns })
+    }
+
+    /// The columns of a batch (this schema's) made ready for [`PackedRows::encode_row`].
+    pub(crate) fn prepare(&self, columns: &[ArrayRef]) -> strata_spec::Result<Vec<Prepared>> {
+        let bad = |m: String| strata_spec::Error::invalid("lookup rows", m);
+        if columns.len() != self.slots.len() {
+            return Err(bad(format!("{} columns for a packed form of {}", columns.len(), self.slots.len())));
+        }
+        columns
+            .iter()
+            .zip(&self.types)
+            .map(|(c, t)| {
+                let data = c.to_data();
+                if data.data_type() != t {
+                    return Err(bad(format!("a {} column where the packed form has {t}", data.data_type())));
+                }
+                let bits = matches!(t, ArrowType::Boolean)
+                    .then(|| BooleanBuffer::new(data.buffers()[0].clone(), data.offset(), data.len()));
+                Ok(Prepared { data, bits })
+            })
+            .collect()
+    }
+
+    /// Appends row `row` of `columns` (from [`PackedRows::prepare`]) to `out`.
+    pub(crate) fn encode_row(&self, columns: &[Prepared], row: usize, out: &mut Vec<u8>) -> strata_spec::Result<()> {
+        let start = out.len();
+        out.resize(start + self.slots.len().div_ceil(8), 0);
+        for (i, (slot, c)) in self.slots.iter().zip(columns).enumerate() {
+            let d = &c.data;
+            if d.is_null(row) {
+                continue;
+            }
+            out[start + i / 8] |= 1 << (i % 8);
+            let at = d.offset() + row;
+            match (slot, &c.bits) {
+                (Slot::Boolean, Some(bits)) => out.push(u8::from(bits.value(row))),
+                (Slot::Fixed(w) | Slot::FixedBinary(w), _) => {
+                    out.extend_from_slice(&d.buffers()[0].as_slice()[at * w..(at + 1) * w])
+                }
+                (Slot::Utf8 | Slot::Binary, _) => {
+                    let offsets: &[i32] = d.buffers()[0].typed_data();
+                    let (s, e) = (offsets[at] as usize, offsets[at + 1] as usize);
+                    let len = u32::try_from(e - s)
+                        .map_err(|_| strata_spec::Error::invalid("lookup rows", "a value over 4 GiB"))?;
+                    out.extend_from_slice(&len.to_le_bytes());
+                    out.extend_from_slice(&d.buffers()[1].as_slice()[s..e]);
+                }
+                (Slot::Boolean, None) => {
+                    return Err(strata_spec::Error::invalid("lookup rows", "a boolean column unprepared"))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The row at `range` of `body` (a decompressed group) as one-row arrays of this schema.
+    pub(crate) fn decode(&self, body: &Buffer, range: Range<usize>) -> Result<Vec<ArrayRef>, String> {
+        let bytes = body.as_slice().get(range.clone()).ok_or_else(|| corrupt("a row lies outside its group"))?;
+        let n = self.slots.len();
+        let bitmap = bytes.get(..n.div_ceil(8)).ok_or_else(|| corrupt("a row shorter than its validity bitmap"))?;
+        let valid = |i: usize| bitmap[i / 8] & (1 << (i % 8)) != 0;
+        let mut fixed = MutableBuffer::from_len_zeroed(self.fixed_bytes);
+        let mut offsets = vec![0i32; 2 * self.var_columns];
+        // Where each string, binary, boolean and fixed binary value lies in `body`.
+        let mut value_at = vec![0usize..0; n];
+        let mut pos = bitmap.len();
+        let take = |pos: &mut usize, len: usize| -> Result<Range<usize>, String> {
+            let end = pos
+                .checked_add(len)
+                .filter(|&e| e <= bytes.len())
+                .ok_or_else(|| corrupt("a value runs past its row"))?;
+            let r = *pos..end;
+            *pos = end;
+            Ok(r)
+        };
+        for (i, slot) in self.slots.iter().enumerate() {
+            if !valid(i) {
+                continue;
+            }
+            match slot {
+                Slot::Boolean => value_at[i] = take(&mut pos, 1)?,
+                Slot::FixedBinary(w) => value_at[i] = take(&mut pos, *w)?,
+                Slot::Fixed(w) => {
+                    let r = take(&mut pos, *w)?;
+                    fixed.as_slice_mut()[self.fixed_at[i]..self.fixed_at[i] + w].copy_from_slice(&bytes[r]);
+                }
+                Slot::Utf8 | Slot::Binary => {
+                    let l = take(&mut pos, 4)?;
+                    let len = u32::from_le_bytes([
+                        bytes[l.start],
+                        bytes[l.start + 1],
+                        bytes[l.start + 2],
+                        bytes[l.start + 3],
+                    ]);
+                    value_at[i] = take(&mut pos, len as usize)?;
+                    offsets[2 * self.var_at[i] + 1] = i32::try_from(len).map_err(|_| corrupt("a value over 2 GiB"))?;
+                }
+            }
+        }
+        if pos != bytes.len() {
+            return Err(corrupt(format!("a row of {} bytes holds {pos} bytes of values", bytes.len())));
+        }
+        let fixed: Buffer = fixed.into();
+        let offsets = Buffer::from_vec(offsets);
+        let nulls = (0..n).any(|i| !valid(i)).then(|| Buffer::from_slice_ref(bitmap));
+        let base = range.start;
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(n);
+        for (i, (slot, t)) in self.slots.iter().zip(&self.types).enumerate() {
+            let null = nulls.as_ref().map(|b| NullBuffer::new(BooleanBuffer::new(b.clone(), i, 1)));
+            let in_body = |r: &Range<usize>| body.slice_with_length(base + r.start, r.len());
+            let column: ArrayRef = match slot {
+                Slot::Boolean => {
+                    // The stored byte is 0 or 1: its lowest bit is the value (an unset value reads false).
+                    let b = if valid(i) { in_body(&value_at[i]) } else { Buffer::from_slice_ref([0u8]) };
+                    Arc::new(BooleanArray::new(BooleanBuffer::new(b, 0, 1), null))
+                }
+                Slot::FixedBinary(w) => {
+                    let b = if valid(i) { in_body(&value_at[i]) } else { Buffer::from_vec(vec![0u8; *w]) };
+                    let w = i32::try_from(*w).map_err(|_| corrupt("a fixed width over 2 GiB"))?;
+                    Arc::new(FixedSizeBinaryArray::try_new(w, b, null).map_err(|e| e.to_string())?)
+                }
+                Slot::Utf8 | Slot::Binary => {
+                    let o = OffsetBuffer::new(ScalarBuffer::<i32>::new(offsets.clone(), 2 * self.var_at[i], 2));
+                    let values = in_body(&value_at[i]);
+                    if matches!(slot, Slot::Utf8) {
+                        Arc::new(StringArray::try_new(o, values, null).map_err(|e| e.to_string())?)
+                    } else {
+                        Arc::new(BinaryArray::try_new(o, values, null).map_err(|e| e.to_string())?)
+                    }
+                }
+                Slot::Fixed(_) => fixed_array(t, &fixed, self.fixed_at[i], null)?,
+            };
+            columns.push(column);
+        }
+        Ok(columns)
+    }
+
+    /// The rows at `ranges` of their groups' bodies as a batch of `schema` (this form's).
+    pub(crate) fn decode_rows(
+        &self,
+        rows: &[(&Buffer, Range<usize>)],
+        schema: &arrow_schema::SchemaRef,
+    ) -> Result<RecordBatch, String> {
+        let mut decoded = rows.iter().map(|(b, r)| self.decode(b, r.clone()));
+        let columns = match rows.len() {
+            1 => decoded.next().ok_or_else(|| corrupt("no row"))??,
+            _ => {
+                let each: Vec<Vec<ArrayRef>> = decoded.collect::<Result<_, _>>()?;
+                (0..self.slots.len())
+                    .map(|c| {
+                        let parts: Vec<&dyn Array> = each.iter().map(|r| r[c].as_ref()).collect();
+                        arrow_select::concat::concat(&parts).map_err(|e| e.to_string())
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+        };
+        RecordBatch::try_new(schema.clone(), columns).map_err(|e| e.to_string())
+    }
+}
+
+/// The one-row array of fixed-width type `t` whose value lies at byte `at` of `fixed`.
+fn fixed_array(t: &ArrowType, fixed: &Buffer, at: usize, null: Option<NullBuffer>) -> Result<ArrayRef, String> {
+    fn one<T: ArrowPrimitiveType>(fixed: &Buffer, at: usize, null: Option<NullBuffer>) -> PrimitiveArray<T> {
+        let width = std::mem::size_of::<T::Native>();
+        PrimitiveArray::<T>::new(ScalarBuffer::new(fixed.clone(), at / width, 1), null)
+    }
+    Ok(match t {
+        ArrowType::Int8 => Arc::new(one::<Int8Type>(fixed, at, null)),
+        ArrowType::Int16 => Arc::new(one::<Int16Type>(fixed, at, null)),
+        ArrowType::Int32 => Arc::new(one::<Int32Type>(fixed, at, null)),
+        ArrowType::Int64 => Arc::new(one::<Int64Type>(fixed, at, null)),
+        ArrowType::Float32 => Arc::new(one::<Float32Type>(fixed, at, null)),
+        ArrowType::Float64 => Arc::new(one::<Float64Type>(fixed, at, null)),
+        ArrowType::Date32 => Arc::new(one::<Date32Type>(fixed, at, null)),
+        ArrowType::Time32(TimeUnit::Millisecond) => Arc::new(one::<Time32MillisecondType>(fixed, at, null)),
+        ArrowType::Timestamp(unit, tz) => match unit {
+            TimeUnit::Second => Arc::new(one::<TimestampSecondType>(fixed, at, null).with_timezone_opt(tz.clone())),
+            TimeUnit::Millisecond => {
+                Arc::new(one::<TimestampMillisecondType>(fixed, at, null).with_timezone_opt(tz.clone()))
+            }
+            TimeUnit::Microsecond => {
+                Arc::new(one::<TimestampMicrosecondType>(fixed, at, null).with_timezone_opt(tz.clone()))
+            }
+            TimeUnit::Nanosecond => {
+                Arc::new(one::<TimestampNanosecondType>(fixed, at, null).with_timezone_opt(tz.clone()))
+            }
+        },
+        ArrowType::Decimal128(p, s) => Arc::new(
+            one::<Decimal128Type>(fixed, at, null).with_precision_and_scale(*p, *s).map_err(|e| e.to_string())?,
+        ),
+        other => return Err(format!("{other} has no packed form")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow_array::*;
+    use arrow_schema::Field;
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A column of every type with a packed form, `n` rows, nulls where `null(i)` (the key column none).
+    fn batch(n: usize, seed: u64, null: impl Fn(usize) -> bool) -> RecordBatch {
+        let v = |i: usize| (seed as i64).wrapping_mul(31).wrapping_add(i as i64 * 7919);
+        let opt = |i: usize| !null(i);
+        let tz: Option<Arc<str>> = Some("Asia/Shanghai".into());
+        let cols: Vec<(&str, ArrayRef)> = vec![
+            ("k", Arc::new(Int64Array::from_iter_values((0..n).map(v)))),
+            ("b", Arc::new(BooleanArray::from_iter((0..n).map(|i| opt(i).then_some(v(i) % 3 == 0))))),
+            ("i8", Arc::new(Int8Array::from_iter((0..n).map(|i| opt(i).then_some(v(i) as i8))))),
+            ("i16", Arc::new(Int16Array::from_iter((0..n).map(|i| opt(i).then_some(v(i) as i16))))),
+            ("i32", Arc::new(Int32Array::from_iter((0..n).map(|i| opt(i).then_some(v(i) as i32))))),
+            ("f32", Arc::new(Float32Array::from_iter((0..n).map(|i| opt(i).then_some(v(i) as f32 / 3.0))))),
+            (
+                "f64",
+                Arc::new(Float64Array::from_iter(
+                    (0..n).map(|i| opt(i).then_some(if i % 5 == 0 { f64::NAN } else { v(i) as f64 })),
+                )),
+            ),
+            ("d", Arc::new(Date32Array::from_iter((0..n).map(|i| opt(i).then_some(v(i) as i32 % 100_000))))),
+            (
+                "t",
+                Arc::new(Time32MillisecondArray::from_iter(
+                    (0..n).map(|i| opt(i).then_some(v(i).rem_euclid(86_400_000) as i32)),
+                )),
+            ),
+            (
+                "ts",
+                Arc::new(
+                    TimestampMicrosecondArray::from_iter((0..n).map(|i| opt(i).then_some(v(i)))).with_timezone_opt(tz),
+                ),
+            ),
+            ("tn", Arc::new(TimestampNanosecondArray::from_iter((0..n).map(|i| opt(i).then_some(v(i)))))),
+            (
+                "dec",
+                Arc::new(
+                    Decimal128Array::from_iter((0..n).map(|i| opt(i).then_some(i128::from(v(i)) * 1_000_000_007)))
+                        .with_precision_and_scale(38, 4)
+                        .unwrap(),
+                ),
+            ),
+            (
+                "s",
+                Arc::new(StringArray::from_iter(
+                    (0..n).map(|i| opt(i).then(|| ["", "é", "naïve ☃", "x"][i % 4].repeat(i % 9))),
+                )),
+            ),
+            ("bin", Arc::new(BinaryArray::from_iter((0..n).map(|i| opt(i).then(|| vec![i as u8; i % 5]))))),
+            (
+                "fb",
+                Arc::new(
+                    FixedSizeBinaryArray::try_from_sparse_iter_with_size(
+                        (0..n).map(|i| opt(i).then(|| [i as u8, 7, 9])),
+                        3,
+                    )
+                    .unwrap(),
+                ),
+            ),
+        ];
+        let fields: Vec<Field> =
+            cols.iter().map(|(name, c)| Field::new(*name, c.data_type().clone(), *name != "k")).collect();
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), cols.into_iter().map(|(_, c)| c).collect()).unwrap()
+    }
+
+    /// Packs `batch`'s rows into one body; each row's range in it.
+    fn pack(p: &PackedRows, columns: &[ArrayRef]) -> (Buffer, Vec<Range<usize>>) {
+        let prepared = p.prepare(columns).unwrap();
+        let (mut body, mut ranges) = (Vec::new(), Vec::new());
+        for row in 0..columns[0].len() {
+            let start = body.len();
+            p.encode_row(&prepared, row, &mut body).unwrap();
+            ranges.push(start..body.len());
+        }
+        (Buffer::from_vec(body), ranges)
+    }
+
+    proptest! {
+        #[test]
+        fn every_packed_row_decodes_to_the_row_encoded(
+            n in 1usize..60, seed in any::<u64>(), nulls in any::<u64>(), from in 0usize..10,
+            picks in proptest::collection::btree_set(0usize..70, 1..6),
+        ) {
+            let whole = batch(n + from, seed, |i| i > 0 && nulls & (1 << (i % 64)) != 0);
+            // A slice: every array starts at an offset.
+            let b = whole.slice(from, n);
+            let p = PackedRows::new(&b.schema()).expect("every type has a packed form");
+            let (body, ranges) = pack(&p, b.columns());
+            let picked: Vec<usize> = picks.into_iter().filter(|&i| i < n).collect();
+            prop_assume!(!picked.is_empty());
+            let rows: Vec<(&Buffer, Range<usize>)> = picked.iter().map(|&i| (&body, ranges[i].clone())).collect();
+            let got = p.decode_rows(&rows, &b.schema()).unwrap();
+            let idx = UInt32Array::from_iter_values(picked.iter().map(|&i| i as u32));
+            let want = arrow_select::take::take_record_batch(&b, &idx).unwrap();
+            prop_assert_eq!(got, want);
+        }
+
+        /// Any bytes as a row, or a packed row cut short or lengthened: an error or some row, never a panic.
+        #[test]
+        fn malformed_rows_are_errors_not_panics(seed in any::<u64>(), cut in 0usize..200, junk in proptest::collection::vec(any::<u8>(), 0..80)) {
+            let b = batch(3, seed, |i| i == 1);
+            let p = PackedRows::new(&b.schema()).unwrap();
+            let (body, ranges) = pack(&p, b.columns());
+            let r = ranges[2].clone();
+            let _ = p.decode(&body, r.start..r.start + cut.min(r.len()));
+            let mut longer = body.as_slice().to_vec();
+            longer.extend_from_slice(&junk);
+            let _ = p.decode(&Buffer::from_vec(longer.clone()), r.start..longer.len());
+            let junk = Buffer::from_vec(junk);
+            let _ = p.decode(&junk, 0..junk.len());
+            prop_assert!(p.decode(&body, r.start..r.end + 1).is_err());
+        }
+    }
+
+    #[test]
+    fn nested_types_have_no_packed_form() {
+        let list = ArrowType::List(Arc::new(Field::new("item", ArrowType::Int32, true)));
+        assert!(PackedRows::new(&Schema::new(vec![Field::new("l", list, true)])).is_none());
+        assert!(PackedRows::new(&Schema::new(vec![Field::new("u", ArrowType::UInt64, true)])).is_none());
+    }
+}
