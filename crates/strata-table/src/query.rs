@@ -4,10 +4,10 @@
 //! [`get`](crate::get) answers one lookup from the remote files: it reads the snapshot's
 //! metadata and decodes a page of every column of each candidate file, tens of milliseconds per key. A
 //! [`TableQuery`] pays for a file once instead: the first lookup that lands in a data file reads it whole
-//! and writes its rows to a local row file in groups of 16 rows (arrow-row form, each group lz4-compressed by
-//! default and checked by a CRC32), keeping the file's keys (arrow-row bytes, sorted like the file) and a
-//! bloom filter in memory. Later lookups in that file are a bloom probe, a binary search and one group read
-//! from local disk, decoded straight into a one-row batch.
+//! and writes its rows to a local row file in groups of 8 rows (each row packed, each group lz4-compressed by
+//! default where that pays and checked by a CRC32), keeping the file's keys (arrow-row bytes, sorted like the
+//! file) and a bloom filter in memory. Later lookups in that file are a bloom probe, a binary search and one
+//! group read from local disk, decoded straight into a one-row batch whose arrays share the group's buffers.
 //!
 //! The query reads one snapshot until [`TableQuery::refresh`] moves it to the latest: files that left the
 //! table lose their local files, and deletion vectors are reloaded (they change without the data file

@@ -344,7 +344,7 @@ mod tests {
                 "fb",
                 Arc::new(
                     FixedSizeBinaryArray::try_from_sparse_iter_with_size(
-                        (0..n).map(|i| opt(i).then(|| [i as u8, 7, 9])),
+                        (0..n).map(|i| opt(i).then_some([i as u8, 7, 9])),
                         3,
                     )
                     .unwrap(),
