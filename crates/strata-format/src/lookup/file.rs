@@ -56,7 +56,7 @@ pub struct LookupFile {
     keys: Option<BinaryArray>,
     bloom: Option<Bloom>,
     rows: u64,
-    /// The rows, when the spec asked for them, with the converter that encodes and decodes them.
+    /// The rows, when the spec asked for them, with the form they are written in.
     row_file: Option<(RowFile, RowForm)>,
     key_file: Option<KeyFile>,
     /// The row file kept open between reads (the cache bounds how many are open).

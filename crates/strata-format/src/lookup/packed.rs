@@ -17,7 +17,8 @@ use arrow_array::types::*;
 use arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, FixedSizeBinaryArray, PrimitiveArray, RecordBatch, StringArray,
 };
-use arrow_buffer::{BooleanBuffer, Buffer, MutableBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{bit_util, BooleanBuffer, Buffer, MutableBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_data::ArrayData;
 use arrow_schema::{DataType as ArrowType, Schema, TimeUnit};
 
 /// How one column is packed.
@@ -29,12 +30,6 @@ enum Slot {
     Utf8,
     Binary,
     FixedBinary(usize),
-}
-
-/// One column of a batch, ready to be packed row by row.
-pub(crate) struct Prepared {
-    data: arrow_data::ArrayData,
-    bits: Option<BooleanBuffer>,
 }
 
 /// The packed form of one schema's rows.
@@ -60,10 +55,6 @@ fn fixed_width(t: &ArrowType) -> Option<usize> {
         ArrowType::Decimal128(_, _) => 16,
         _ => return None,
     })
-}
-
-fn corrupt(message: impl Into<String>) -> String {
-    message.into()
 }
 
 impl PackedRows {
@@ -94,7 +85,7 @@ impl PackedRows {
     }
 
     /// The columns of a batch (this schema's) made ready for [`PackedRows::encode_row`].
-    pub(crate) fn prepare(&self, columns: &[ArrayRef]) -> strata_spec::Result<Vec<Prepared>> {
+    pub(crate) fn prepare(&self, columns: &[ArrayRef]) -> strata_spec::Result<Vec<ArrayData>> {
         let bad = |m: String| strata_spec::Error::invalid("lookup rows", m);
         if columns.len() != self.slots.len() {
             return Err(bad(format!("{} columns for a packed form of {}", columns.len(), self.slots.len())));
@@ -107,39 +98,33 @@ impl PackedRows {
                 if data.data_type() != t {
                     return Err(bad(format!("a {} column where the packed form has {t}", data.data_type())));
                 }
-                let bits = matches!(t, ArrowType::Boolean)
-                    .then(|| BooleanBuffer::new(data.buffers()[0].clone(), data.offset(), data.len()));
-                Ok(Prepared { data, bits })
+                Ok(data)
             })
             .collect()
     }
 
     /// Appends row `row` of `columns` (from [`PackedRows::prepare`]) to `out`.
-    pub(crate) fn encode_row(&self, columns: &[Prepared], row: usize, out: &mut Vec<u8>) -> strata_spec::Result<()> {
+    pub(crate) fn encode_row(&self, columns: &[ArrayData], row: usize, out: &mut Vec<u8>) -> strata_spec::Result<()> {
         let start = out.len();
         out.resize(start + self.slots.len().div_ceil(8), 0);
-        for (i, (slot, c)) in self.slots.iter().zip(columns).enumerate() {
-            let d = &c.data;
+        for (i, (slot, d)) in self.slots.iter().zip(columns).enumerate() {
             if d.is_null(row) {
                 continue;
             }
             out[start + i / 8] |= 1 << (i % 8);
             let at = d.offset() + row;
-            match (slot, &c.bits) {
-                (Slot::Boolean, Some(bits)) => out.push(u8::from(bits.value(row))),
-                (Slot::Fixed(w) | Slot::FixedBinary(w), _) => {
+            match slot {
+                Slot::Boolean => out.push(u8::from(bit_util::get_bit(d.buffers()[0].as_slice(), at))),
+                Slot::Fixed(w) | Slot::FixedBinary(w) => {
                     out.extend_from_slice(&d.buffers()[0].as_slice()[at * w..(at + 1) * w])
                 }
-                (Slot::Utf8 | Slot::Binary, _) => {
+                Slot::Utf8 | Slot::Binary => {
                     let offsets: &[i32] = d.buffers()[0].typed_data();
                     let (s, e) = (offsets[at] as usize, offsets[at + 1] as usize);
                     let len = u32::try_from(e - s)
                         .map_err(|_| strata_spec::Error::invalid("lookup rows", "a value over 4 GiB"))?;
                     out.extend_from_slice(&len.to_le_bytes());
                     out.extend_from_slice(&d.buffers()[1].as_slice()[s..e]);
-                }
-                (Slot::Boolean, None) => {
-                    return Err(strata_spec::Error::invalid("lookup rows", "a boolean column unprepared"))
                 }
             }
         }
@@ -148,9 +133,9 @@ impl PackedRows {
 
     /// The row at `range` of `body` (a decompressed group) as one-row arrays of this schema.
     pub(crate) fn decode(&self, body: &Buffer, range: Range<usize>) -> Result<Vec<ArrayRef>, String> {
-        let bytes = body.as_slice().get(range.clone()).ok_or_else(|| corrupt("a row lies outside its group"))?;
+        let bytes = body.as_slice().get(range.clone()).ok_or_else(|| "a row lies outside its group".to_string())?;
         let n = self.slots.len();
-        let bitmap = bytes.get(..n.div_ceil(8)).ok_or_else(|| corrupt("a row shorter than its validity bitmap"))?;
+        let bitmap = bytes.get(..n.div_ceil(8)).ok_or_else(|| "a row shorter than its validity bitmap".to_string())?;
         let valid = |i: usize| bitmap[i / 8] & (1 << (i % 8)) != 0;
         let mut fixed = MutableBuffer::from_len_zeroed(self.fixed_bytes);
         let mut offsets = vec![0i32; 2 * self.var_columns];
@@ -161,7 +146,7 @@ impl PackedRows {
             let end = pos
                 .checked_add(len)
                 .filter(|&e| e <= bytes.len())
-                .ok_or_else(|| corrupt("a value runs past its row"))?;
+                .ok_or_else(|| "a value runs past its row".to_string())?;
             let r = *pos..end;
             *pos = end;
             Ok(r)
@@ -186,12 +171,13 @@ impl PackedRows {
                         bytes[l.start + 3],
                     ]);
                     value_at[i] = take(&mut pos, len as usize)?;
-                    offsets[2 * self.var_at[i] + 1] = i32::try_from(len).map_err(|_| corrupt("a value over 2 GiB"))?;
+                    offsets[2 * self.var_at[i] + 1] =
+                        i32::try_from(len).map_err(|_| "a value over 2 GiB".to_string())?;
                 }
             }
         }
         if pos != bytes.len() {
-            return Err(corrupt(format!("a row of {} bytes holds {pos} bytes of values", bytes.len())));
+            return Err(format!("a row of {} bytes holds {pos} bytes of values", bytes.len()));
         }
         let fixed: Buffer = fixed.into();
         let offsets = Buffer::from_vec(offsets);
@@ -209,7 +195,7 @@ impl PackedRows {
                 }
                 Slot::FixedBinary(w) => {
                     let b = if valid(i) { in_body(&value_at[i]) } else { Buffer::from_vec(vec![0u8; *w]) };
-                    let w = i32::try_from(*w).map_err(|_| corrupt("a fixed width over 2 GiB"))?;
+                    let w = i32::try_from(*w).map_err(|_| "a fixed width over 2 GiB".to_string())?;
                     Arc::new(FixedSizeBinaryArray::try_new(w, b, null).map_err(|e| e.to_string())?)
                 }
                 Slot::Utf8 | Slot::Binary => {
@@ -236,7 +222,7 @@ impl PackedRows {
     ) -> Result<RecordBatch, String> {
         let mut decoded = rows.iter().map(|(b, r)| self.decode(b, r.clone()));
         let columns = match rows.len() {
-            1 => decoded.next().ok_or_else(|| corrupt("no row"))??,
+            1 => decoded.next().ok_or_else(|| "no row".to_string())??,
             _ => {
                 let each: Vec<Vec<ArrayRef>> = decoded.collect::<Result<_, _>>()?;
                 (0..self.slots.len())

@@ -58,11 +58,17 @@ impl RowCodec {
         Ok(())
     }
 
-    fn decompress(self, stored: &[u8], raw_len: usize) -> std::result::Result<Vec<u8>, String> {
+    /// The body of a stored group whose codec bytes start at `at` of `stored`; a group stored as it is
+    /// becomes the body itself, past its header, without a copy.
+    fn decompress(self, stored: Vec<u8>, at: usize, raw_len: usize) -> std::result::Result<Buffer, String> {
         let raw = match self {
-            RowCodec::None => stored.to_vec(),
-            RowCodec::Lz4 => lz4_flex::block::decompress(stored, raw_len).map_err(|e| e.to_string())?,
-            RowCodec::Zstd => zstd::bulk::decompress(stored, raw_len).map_err(|e| e.to_string())?,
+            RowCodec::None => Buffer::from_vec(stored).slice(at),
+            RowCodec::Lz4 => {
+                Buffer::from_vec(lz4_flex::block::decompress(&stored[at..], raw_len).map_err(|e| e.to_string())?)
+            }
+            RowCodec::Zstd => {
+                Buffer::from_vec(zstd::bulk::decompress(&stored[at..], raw_len).map_err(|e| e.to_string())?)
+            }
         };
         if raw.len() != raw_len {
             return Err(format!("a group decompressed to {} bytes, not {raw_len}", raw.len()));
@@ -303,17 +309,8 @@ impl RowFile {
         }
         let header = stored.get(..GROUP_HEADER).ok_or_else(|| format!("group {g} is {} bytes", loc.len))?;
         let raw_len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as usize;
-        match RowCodec::of_tag(header[4]) {
-            // Stored as it is: the body is the read buffer past its header, not a copy.
-            Some(RowCodec::None) if stored.len() - GROUP_HEADER == raw_len => {
-                Ok(Buffer::from_vec(stored).slice(GROUP_HEADER))
-            }
-            Some(RowCodec::None) => {
-                Err(format!("group {g} holds {} bytes, not {raw_len}", stored.len() - GROUP_HEADER))
-            }
-            Some(codec) => codec.decompress(&stored[GROUP_HEADER..], raw_len).map(Buffer::from_vec),
-            None => Err(format!("group {g} names codec {}", header[4])),
-        }
+        let codec = RowCodec::of_tag(header[4]).ok_or_else(|| format!("group {g} names codec {}", header[4]))?;
+        codec.decompress(stored, GROUP_HEADER, raw_len).map_err(|e| format!("group {g}: {e}"))
     }
 }
 
