@@ -9,6 +9,7 @@
 //! - `many100_s`, `many10000_s`: [`strata::table::get_many`] of 100 and 10,000 random keys (best of 3);
 //! - `query_warm_s`, `query_p50_us`, `query_p99_us`: a [`strata::TableQuery`] warmed by 200 lookups, then
 //!   20,000 lookups of random keys;
+//! - `scan_full_s`, `scan_kept_s`: a full scan, and a scan with a filter keeping every row (best of 3);
 //! - `*_bytes`: bytes read from the table's files by each kind of lookup (one `get`, one `get_many` of each
 //!   size), from a counting file system.
 //!
@@ -210,6 +211,11 @@ fn measure(path: &str, n: usize) -> Res<()> {
     };
     let (full_bytes, full_rows, full_s) = scan(None)?;
     let (key_bytes, key_rows, _) = scan(Some(Predicate::eq("id", Datum::BigInt(n as i64 / 3))))?;
+    // A filter keeping every row: a filtered scan reads by ranges, which must not cost a scan that keeps much.
+    let (_, kept_rows, kept_s) = scan(Some(Predicate::cmp("id", strata::CmpOp::GtEq, Datum::BigInt(0))))?;
+    if kept_rows != n {
+        return Err(format!("a filter keeping every row returned {kept_rows}").into());
+    }
     if full_rows != n || key_rows != 1 {
         return Err(format!("scans returned {full_rows} and {key_rows} rows, not {n} and 1").into());
     }
@@ -217,8 +223,23 @@ fn measure(path: &str, n: usize) -> Res<()> {
         "{{\"get1_p50_ms\": {get1_p50:.3}, \"get1_p99_ms\": {get1_p99:.3}, \"get1_bytes\": {get1_bytes}, \
          \"many100_s\": {many100:.4}, \"many100_bytes\": {many100_bytes}, \"many10000_s\": {many10000:.4}, \
          \"many10000_bytes\": {many10000_bytes}, \"query_warm_s\": {warm:.3}, \"query_p50_us\": {q50:.1}, \
-         \"query_p99_us\": {q99:.1}, \"scan_full_s\": {full_s:.3}, \"scan_full_bytes\": {full_bytes}, \"scan_key_bytes\": {key_bytes}}}"
+         \"query_p99_us\": {q99:.1}, \"scan_full_s\": {full_s:.3}, \"scan_full_bytes\": {full_bytes}, \"scan_key_bytes\": {key_bytes}, \"scan_kept_s\": {kept_s:.3}}}"
     );
+    Ok(())
+}
+
+/// One-off gets alone (for a profile): `count` calls of random keys; prints p50 and p99 in milliseconds.
+fn get_only(path: &str, n: usize, count: usize) -> Res<()> {
+    let table = Table::open(Arc::new(LocalFileIO::new()), path)?;
+    let mut rng = StdRng::seed_from_u64(9);
+    let mut lat = Vec::with_capacity(count);
+    for _ in 0..count {
+        let k = key(rng.random_range(0..n as i64));
+        let t = Instant::now();
+        strata::get(&table, &k, None)?.ok_or("a key was not found")?;
+        lat.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    println!("{{\"get1_p50_ms\": {:.3}, \"get1_p99_ms\": {:.3}}}", percentile(&mut lat, 50), percentile(&mut lat, 99));
     Ok(())
 }
 
@@ -252,9 +273,10 @@ fn main() -> Res<()> {
         (Some("make"), Some(dir), Some(Ok(n))) => make(dir, n),
         (Some("measure"), Some(table), Some(Ok(n))) => measure(table, n),
         (Some("query"), Some(table), Some(Ok(n))) => query_only(table, n),
+        (Some("get"), Some(table), Some(Ok(n))) => get_only(table, n, 1000),
         _ => {
             eprintln!(
-                "lookup: run through scripts/bench-lookup.sh (make DIR ROWS | measure TABLE ROWS | query TABLE ROWS)"
+                "lookup: run through scripts/bench-lookup.sh (make DIR ROWS | measure TABLE ROWS | query TABLE ROWS | get TABLE ROWS)"
             );
             Ok(())
         }

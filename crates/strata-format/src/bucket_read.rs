@@ -35,7 +35,8 @@ pub fn open_data_file(
     with_positions: bool,
     batch_size: usize,
 ) -> Result<FileBatches> {
-    open_data_file_pruned(io, file, columns, with_positions, batch_size, None)
+    let (format, req) = whole_file_request(file, columns, with_positions, batch_size, None)?;
+    checked(open_file(io, &file.path, format, &req)?, file, &req.columns)
 }
 
 /// Reads only the rows at `positions` (ascending) of a file, all `columns`, fetching only the pages that
@@ -56,7 +57,11 @@ pub fn read_positions(
         select: Some(positions),
         mapping: file.mapping.as_deref(),
     };
-    checked(crate::reader::open_file_ranged(io, &file.path, format, &req, recorded_size(file))?, file, &req.columns)
+    checked(
+        crate::reader::open_file_ranged(io, &file.path, format, &req, recorded_size(file), false)?,
+        file,
+        &req.columns,
+    )
 }
 
 /// The size `file`'s manifest entry records, if it records one.
@@ -76,17 +81,28 @@ fn checked(batches: FileBatches, file: &DataFileRef, columns: &[(String, DataTyp
     Ok(batches.with_check(RowCheck::for_file(&file.meta, columns)))
 }
 
-/// [`open_data_file`], skipping row groups whose statistics rule `prune` out.
+/// [`open_data_file`], skipping row groups, and pages, whose statistics rule `prune` out.
+///
+/// With a predicate the file is read by ranges: the footer, then only the pages the read decodes (a
+/// selective filter reads a fraction of the file), checked by the file's block checksums, or by its
+/// column-chunk CRCs for a file that has only those (the chunks decoded are then fetched whole). Without
+/// one it is read whole in one request, its chunks checked.
 pub fn open_data_file_pruned(
-    io: &dyn FileIO,
+    io: &Arc<dyn FileIO>,
     file: &DataFileRef,
     columns: Vec<(String, DataType)>,
     with_positions: bool,
     batch_size: usize,
     prune: Option<crate::predicate::TypedPredicate>,
 ) -> Result<FileBatches> {
+    let ranged = prune.is_some();
     let (format, req) = whole_file_request(file, columns, with_positions, batch_size, prune)?;
-    checked(open_file(io, &file.path, format, &req)?, file, &req.columns)
+    let batches = if ranged {
+        crate::reader::open_file_ranged(io, &file.path, format, &req, recorded_size(file), true)?
+    } else {
+        open_file(io.as_ref(), &file.path, format, &req)?
+    };
+    checked(batches, file, &req.columns)
 }
 
 /// Like [`open_data_file_pruned`], for narrow reads (a few columns of a few row groups): only the needed
@@ -100,7 +116,11 @@ pub fn open_data_file_ranged(
     prune: Option<crate::predicate::TypedPredicate>,
 ) -> Result<FileBatches> {
     let (format, req) = whole_file_request(file, columns, with_positions, batch_size, prune)?;
-    checked(crate::reader::open_file_ranged(io, &file.path, format, &req, recorded_size(file))?, file, &req.columns)
+    checked(
+        crate::reader::open_file_ranged(io, &file.path, format, &req, recorded_size(file), false)?,
+        file,
+        &req.columns,
+    )
 }
 
 /// The format of `file` and a request for its rows (its deletion vector applied), as both ways of opening

@@ -5,6 +5,7 @@
 //! shared by compaction lookups and point queries).
 
 mod arrow_types;
+mod block_crc;
 mod bucket_read;
 mod evolution;
 mod exact_cast;

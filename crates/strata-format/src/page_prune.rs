@@ -176,8 +176,15 @@ mod tests {
         )
     }
 
-    /// `batch` as a parquet file in pages of 64 rows, row groups of 700.
+    /// `batch` as a parquet file in pages of 64 rows, row groups of 700, with Strata's footer checksums.
     fn paged(batch: RecordBatch) -> Vec<u8> {
+        paged_with(batch, true)
+    }
+
+    /// `batch` in pages of 64 rows, row groups of 700, with column-chunk CRCs, and with block checksums if
+    /// `blocks` (a file Strata wrote before block checksums has none).
+    fn paged_with(batch: RecordBatch, blocks: bool) -> Vec<u8> {
+        use parquet::file::metadata::KeyValue;
         let props = WriterProperties::builder()
             .set_data_page_row_count_limit(64)
             .set_write_batch_size(64)
@@ -185,11 +192,33 @@ mod tests {
             .build();
         let mut w = ArrowWriter::try_new(Vec::new(), batch.schema(), Some(props)).unwrap();
         w.write(&batch).unwrap();
+        w.flush().unwrap();
+        w.sync().unwrap();
+        let chunks = crate::verify::chunk_crcs(w.inner(), w.flushed_row_groups()).unwrap();
+        w.append_key_value_metadata(KeyValue::new(crate::verify::CHUNK_CRC_KEY.to_string(), chunks));
+        if blocks {
+            let blocks = crate::block_crc::block_crcs(w.inner());
+            w.append_key_value_metadata(KeyValue::new(crate::block_crc::BLOCK_CRC_KEY.to_string(), blocks));
+        }
         w.into_inner().unwrap()
     }
 
-    /// (position, key) of every row a pruned read of `pred` decodes.
+    /// The rows of a pruned read of `f.parquet` in `io`, read whole and read by ranges (as filtered scans
+    /// and lookups read), which must decode the same rows: (position, key) each.
     fn read(io: &MemoryFileIO, pred: Predicate, dv: Option<&DeletionVector>) -> Vec<(u64, i64)> {
+        let whole = read_file(io, pred.clone(), dv, false).unwrap();
+        let ranged = read_file(io, pred, dv, true).unwrap();
+        assert_eq!(whole, ranged, "a ranged read decodes other rows than a whole one");
+        whole
+    }
+
+    /// (position, key) of every row a pruned read of `pred` decodes, the file read whole or by `ranged` reads.
+    fn read_file(
+        io: &MemoryFileIO,
+        pred: Predicate,
+        dv: Option<&DeletionVector>,
+        ranged: bool,
+    ) -> strata_spec::Result<Vec<(u64, i64)>> {
         let bigint: DataType = "BIGINT".parse().unwrap();
         let req = ReadRequest {
             columns: vec![(KEY.to_string(), bigint), ("v".to_string(), "STRING".parse().unwrap())],
@@ -201,8 +230,14 @@ mod tests {
             mapping: None,
         };
         let mut out = Vec::new();
-        for b in open_file(io, "f.parquet", FileFormat::Parquet, &req).unwrap() {
-            let b = b.unwrap();
+        let batches = if ranged {
+            let io: Arc<dyn FileIO> = Arc::new(io.clone());
+            crate::reader::open_file_ranged(&io, "f.parquet", FileFormat::Parquet, &req, None, true)?
+        } else {
+            open_file(io, "f.parquet", FileFormat::Parquet, &req)?
+        };
+        for b in batches {
+            let b = b?;
             let keys = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
             let values = b.column(1).as_any().downcast_ref::<StringArray>().unwrap();
             let pos = b.column(2).as_any().downcast_ref::<Int64Array>().unwrap();
@@ -212,7 +247,48 @@ mod tests {
                 out.push((pos.value(r) as u64, keys.value(r)));
             }
         }
-        out
+        Ok(out)
+    }
+
+    /// A file with column-chunk CRCs only (Strata's before block checksums) read by ranges for a filtered
+    /// scan has the chunks it decodes fetched whole and checked; with block checksums, the blocks read are.
+    #[test]
+    fn ranged_filtered_reads_check_chunks_or_blocks() {
+        let keys: Vec<i64> = (0..2000).collect();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new(KEY, ArrowType::Int64, false),
+            Field::new("v", ArrowType::Utf8, true),
+        ]));
+        let values: Vec<String> = keys.iter().map(|k| format!("v{k}")).collect();
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![Arc::new(Int64Array::from(keys.clone())), Arc::new(StringArray::from(values))],
+        )
+        .unwrap();
+        for blocks in [false, true] {
+            let bytes = paged_with(batch.clone(), blocks);
+            let meta = parquet::file::metadata::ParquetMetaDataReader::new()
+                .parse_and_finish(&bytes::Bytes::from(bytes.clone()))
+                .unwrap();
+            let (start, len) = meta.row_group(0).column(1).byte_range();
+            let mut bad = bytes.clone();
+            bad[(start + len / 2) as usize] ^= 0x04;
+            let io = MemoryFileIO::new();
+            io.write("f.parquet", &bad).unwrap();
+            // Key 10 lives in row group 0, whose `v` chunk holds the flipped byte.
+            let e = read_file(&io, Predicate::eq(KEY, Datum::BigInt(10)), None, true).unwrap_err();
+            assert!(
+                matches!(e, strata_spec::Error::Corrupt { .. }) && e.to_string().contains("checksum"),
+                "{blocks}: {e}"
+            );
+            assert!(read_file(&io, Predicate::eq(KEY, Datum::BigInt(10)), None, false).is_err());
+            // Another row group's rows are read, and right (with block checksums, unless they share the
+            // flipped byte's block: this file is smaller than a block).
+            match read_file(&io, Predicate::eq(KEY, Datum::BigInt(1500)), None, true) {
+                Ok(rows) => assert!(rows.contains(&(1500, 1500)), "{blocks}: {rows:?}"),
+                Err(e) => assert!(blocks && e.to_string().contains("checksum"), "{blocks}: {e}"),
+            }
+        }
     }
 
     fn matches(pred: &Predicate, k: i64) -> bool {

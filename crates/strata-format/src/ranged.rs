@@ -15,6 +15,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use parking_lot::Mutex;
 use parquet::file::metadata::ParquetMetaData;
+use std::sync::OnceLock;
+
+use crate::block_crc::BlockCrcs;
 use strata_io::FileIO;
 use strata_spec::{Error, Result};
 
@@ -35,13 +38,55 @@ pub(crate) struct RangedFile {
     fetched: Arc<Mutex<Vec<(u64, Bytes)>>>,
     /// Whether to fetch ahead (the store counts requests).
     ahead: bool,
+    /// The file's block checksums, once its footer is read: from then on every fetch inside the bytes they
+    /// cover is widened to whole blocks and checked before it is kept, so the decoder sees checked bytes only.
+    blocks: Arc<OnceLock<BlockCrcs>>,
 }
 
 impl RangedFile {
     /// `path` of `len` bytes in `io`.
     pub(crate) fn new(io: Arc<dyn FileIO>, path: &str, len: u64) -> Self {
         let ahead = io.request_counts().is_some();
-        RangedFile { io, path: path.to_string(), len, fetched: Arc::new(Mutex::new(Vec::new())), ahead }
+        let fetched = Arc::new(Mutex::new(Vec::new()));
+        RangedFile { io, path: path.to_string(), len, fetched, ahead, blocks: Arc::new(OnceLock::new()) }
+    }
+
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Checks every later fetch, and the whole blocks of the pieces fetched so far (the tail, which for a
+    /// small file is all of it), against `blocks`; a piece's part blocks are dropped, to be fetched again
+    /// (and checked) if the decoder asks for them.
+    pub(crate) fn check_blocks(&self, blocks: BlockCrcs) -> Result<()> {
+        let mut fetched = self.fetched.lock();
+        // Set while the pieces are locked, so no fetch in between is kept unchecked. A second call (the
+        // footer parsed again) finds the same checksums set.
+        let blocks = self.blocks.get_or_init(|| blocks);
+        let mut kept = Vec::with_capacity(fetched.len());
+        let mut failed = None;
+        for (start, bytes) in std::mem::take(&mut *fetched) {
+            let Some(r) = blocks.whole_blocks(start, bytes.len() as u64) else { continue };
+            let piece = bytes.slice((r.start - start) as usize..(r.end - start) as usize);
+            match blocks.check(r.start, &piece, &self.path) {
+                Ok(()) => kept.push((r.start, piece)),
+                Err(e) => failed = Some(e),
+            }
+        }
+        // Only checked pieces stay (a failed one is fetched, and fails, again if asked for).
+        *fetched = kept;
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// Fetches the whole column chunks a read of `groups` and `roots` decodes (to check their CRC32s), on
+    /// any store.
+    pub(crate) fn fetch_chunks(
+        &self,
+        meta: &ParquetMetaData,
+        groups: &[(usize, Range<u64>)],
+        roots: &[usize],
+    ) -> Result<()> {
+        self.fetch(page_ranges(meta, groups, roots, None))
     }
 
     pub(crate) fn io(&self) -> &Arc<dyn FileIO> {
@@ -61,8 +106,8 @@ impl RangedFile {
         self.fetch(std::iter::once(start..self.len).collect())
     }
 
-    /// On a store that counts requests: fetches the byte ranges of the pages a read of `groups` (row-group
-    /// index and its rows in the file) and root columns `roots` decodes, only the pages holding rows of
+    /// On a store that counts requests, or on any with `any_store`: fetches the byte ranges of the pages a
+    /// read of `groups` (row-group index and its rows in the file) and root columns `roots` decodes, only the pages holding rows of
     /// `select` (ascending, disjoint row ranges in file positions) when there is a selection and an offset
     /// index.
     pub(crate) fn fetch_pages(
@@ -71,8 +116,9 @@ impl RangedFile {
         groups: &[(usize, Range<u64>)],
         roots: &[usize],
         select: Option<&[Range<u64>]>,
+        any_store: bool,
     ) -> Result<()> {
-        if !self.ahead {
+        if !self.ahead && !any_store {
             return Ok(());
         }
         let ranges = page_ranges(meta, groups, roots, select);
@@ -80,10 +126,23 @@ impl RangedFile {
     }
 
     /// Fetches `ranges` (coalesced) and keeps the pieces not already held.
+    /// Ranges are widened to whole blocks when the file's block checksums are known, and checked on arrival.
     fn fetch(&self, ranges: Vec<Range<u64>>) -> Result<()> {
-        let wanted: Vec<Range<u64>> = coalesce(
-            ranges.into_iter().filter(|r| r.start < r.end && self.covered(r.start, r.end - r.start).is_none()),
-        );
+        let blocks = self.blocks.get();
+        let wanted: Vec<Range<u64>> = {
+            let fetched = self.fetched.lock();
+            coalesce(
+                ranges
+                    .into_iter()
+                    .filter(|r| {
+                        r.start < r.end && r.end <= self.len && covering(&fetched, r.start, r.end - r.start).is_none()
+                    })
+                    // Widened to whole blocks, less the blocks already held (the pages of a column are read
+                    // in order, so the block a page shares with the one before is not fetched twice).
+                    .map(|r| blocks.map_or(r.clone(), |b| unheld(&fetched, b.widen(r))))
+                    .filter(|r| r.start < r.end),
+            )
+        };
         if wanted.is_empty() {
             return Ok(());
         }
@@ -94,10 +153,30 @@ impl RangedFile {
                 return Err(Error::corrupt(format!("range {}..{} returned {} bytes", r.start, r.end, bytes.len()))
                     .in_file(&self.path));
             }
+            if let Some(b) = blocks {
+                b.check(r.start, &bytes, &self.path)?;
+            }
+            // A piece this one holds is dropped, so the piece found for a start is never a shorter one.
+            fetched.retain(|(s, b)| *s < r.start || s + b.len() as u64 > r.end);
             fetched.push((r.start, Bytes::from(bytes)));
         }
         fetched.sort_by_key(|(s, _)| *s);
         Ok(())
+    }
+
+    /// Whether a read at `start` must go through a checked fetch.
+    fn checked_at(&self, start: u64) -> bool {
+        self.blocks.get().is_some_and(|b| start < b.end())
+    }
+
+    /// The fetched bytes from `start`, at most `len` of them, when a piece holds `start`.
+    fn held_from(&self, start: u64, len: u64) -> Option<Bytes> {
+        let fetched = self.fetched.lock();
+        let i = fetched.partition_point(|(s, _)| *s <= start).checked_sub(1)?;
+        let (s, b) = &fetched[i];
+        let from = usize::try_from(start - s).ok()?;
+        let to = b.len().min(from.saturating_add(usize::try_from(len).ok()?));
+        (from < b.len()).then(|| b.slice(from..to))
     }
 
     /// The bytes `start..start + len`, when a fetched piece holds all of them.
@@ -107,12 +186,59 @@ impl RangedFile {
     }
 }
 
+/// The bytes `start..start + len` from `fetched` (sorted by start): a slice of one piece, or copied from
+/// consecutive pieces that together hold them (a checked fetch leaves out blocks already held, so one page
+/// may span two pieces).
 fn covering(fetched: &[(u64, Bytes)], start: u64, len: u64) -> Option<Bytes> {
     let i = fetched.partition_point(|(s, _)| *s <= start).checked_sub(1)?;
     let (s, bytes) = &fetched[i];
     let from = usize::try_from(start - s).ok()?;
-    let to = from.checked_add(usize::try_from(len).ok()?)?;
-    (to <= bytes.len()).then(|| bytes.slice(from..to))
+    let want = usize::try_from(len).ok()?;
+    let to = from.checked_add(want)?;
+    if to <= bytes.len() {
+        return Some(bytes.slice(from..to));
+    }
+    let end = start.checked_add(len)?;
+    let mut out = Vec::with_capacity(want);
+    let mut pos = start;
+    for (s, b) in &fetched[i..] {
+        if *s > pos {
+            return None;
+        }
+        let piece_end = s + b.len() as u64;
+        if piece_end <= pos {
+            continue;
+        }
+        let take_to = piece_end.min(end);
+        out.extend_from_slice(&b[usize::try_from(pos - s).ok()?..usize::try_from(take_to - s).ok()?]);
+        pos = take_to;
+        if pos == end {
+            return Some(Bytes::from(out));
+        }
+    }
+    None
+}
+
+/// `r` without the blocks at its ends that a piece of `fetched` already holds.
+fn unheld(fetched: &[(u64, Bytes)], mut r: Range<u64>) -> Range<u64> {
+    let holding = |at: u64| {
+        let i = fetched.partition_point(|(s, _)| *s <= at).checked_sub(1)?;
+        let (s, b) = &fetched[i];
+        (at < s + b.len() as u64).then_some((*s, s + b.len() as u64))
+    };
+    while r.start < r.end {
+        match holding(r.start) {
+            Some((_, end)) => r.start = end,
+            None => break,
+        }
+    }
+    while r.start < r.end {
+        match holding(r.end - 1) {
+            Some((start, _)) if start > r.start => r.end = start,
+            _ => break,
+        }
+    }
+    r
 }
 
 /// `ranges` sorted and merged where they overlap or lie within [`COALESCE`] of each other.
@@ -197,19 +323,21 @@ impl parquet::file::reader::ChunkReader for RangedFile {
     type T = RangedRead;
 
     fn get_read(&self, start: u64) -> parquet::errors::Result<RangedRead> {
-        Ok(RangedRead {
-            io: self.io.clone(),
-            path: self.path.clone(),
-            fetched: self.fetched.clone(),
-            pos: start,
-            end: self.len,
-            buf: Bytes::new(),
-        })
+        Ok(RangedRead { file: self.clone(), pos: start, end: self.len, buf: Bytes::new() })
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
         if let Some(b) = self.covered(start, length as u64) {
             return Ok(b);
+        }
+        if self.checked_at(start) {
+            let end = start.checked_add(length as u64).filter(|&e| e <= self.len).ok_or_else(|| {
+                external(Error::corrupt(format!("bytes {start}+{length} past the end")).in_file(&self.path))
+            })?;
+            self.fetch(std::iter::once(start..end).collect()).map_err(external)?;
+            return self.covered(start, length as u64).ok_or_else(|| {
+                external(Error::corrupt(format!("bytes {start}..{end} not held after a fetch")).in_file(&self.path))
+            });
         }
         self.io.read_range(&self.path, start, length as u64).map(Bytes::from).map_err(external)
     }
@@ -221,9 +349,7 @@ const READ_WINDOW: u64 = 64 << 10;
 /// A sequential reader over a ranged file: from fetched pieces where they cover it, else what the decoder
 /// asks for (at least [`READ_WINDOW`], at most a megabyte at a time) from the store.
 pub(crate) struct RangedRead {
-    io: Arc<dyn FileIO>,
-    path: String,
-    fetched: Arc<Mutex<Vec<(u64, Bytes)>>>,
+    file: RangedFile,
     pos: u64,
     end: u64,
     buf: Bytes,
@@ -239,18 +365,14 @@ impl std::io::Read for RangedRead {
             if n == 0 {
                 return Ok(0);
             }
-            let held = {
-                let fetched = self.fetched.lock();
-                let i = fetched.partition_point(|(s, _)| *s <= self.pos).checked_sub(1);
-                i.and_then(|i| {
-                    let (s, b) = &fetched[i];
-                    let from = usize::try_from(self.pos - s).ok()?;
-                    (from < b.len()).then(|| b.slice(from..b.len().min(from + n as usize)))
-                })
-            };
-            self.buf = match held {
+            let file = &self.file;
+            self.buf = match file.held_from(self.pos, n) {
                 Some(b) => b,
-                None => Bytes::from(self.io.read_range(&self.path, self.pos, n).map_err(std::io::Error::other)?),
+                None if file.checked_at(self.pos) => {
+                    file.fetch(std::iter::once(self.pos..self.pos + n).collect()).map_err(std::io::Error::other)?;
+                    file.held_from(self.pos, n).ok_or_else(|| std::io::Error::other("bytes not held after a fetch"))?
+                }
+                None => Bytes::from(file.io.read_range(&file.path, self.pos, n).map_err(std::io::Error::other)?),
             };
             self.pos += self.buf.len() as u64;
         }
@@ -316,6 +438,82 @@ mod tests {
         }
         fn mkdirs(&self, path: &str) -> Result<()> {
             self.inner.mkdirs(path)
+        }
+    }
+
+    /// With block checksums, every byte handed out was checked: random reads (single and sequential, in any
+    /// order, over pieces fetched before the checksums were known too) return the file's bytes, a flipped
+    /// byte fails every read touching its block and no other, and a block is not fetched twice.
+    #[test]
+    fn checked_reads_return_the_files_bytes_and_fail_on_a_flipped_block() {
+        use crate::block_crc::{block_crcs, BlockCrcs};
+        use parquet::file::reader::ChunkReader;
+        use std::io::Read;
+        // xorshift: deterministic offsets without a dependency.
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move |below: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % below
+        };
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        let covered = 250_000usize; // the rest stands for the page indexes and the footer
+        let crcs = BlockCrcs::parse_for_test(&block_crcs(&data[..covered]), data.len() as u64);
+        for flipped in [None, Some(100_000usize), Some(249_999)] {
+            let counting = Arc::new(Counting::default());
+            let mut stored = data.clone();
+            if let Some(at) = flipped {
+                stored[at] ^= 0x10;
+            }
+            counting.write("f", &stored).unwrap();
+            let file = RangedFile::new(counting.clone(), "f", data.len() as u64);
+            // A piece fetched before the checksums are known (the tail, on an object store).
+            file.fetch(std::iter::once(200_000..300_000).collect()).unwrap();
+            file.check_blocks(crcs.clone()).unwrap_or_else(|e| assert!(flipped == Some(249_999), "{e}"));
+            for _ in 0..300 {
+                let start = next(data.len() as u64 - 1);
+                let len = 1 + next((data.len() as u64 - start).min(70_000));
+                let range = start as usize..(start + len) as usize;
+                // Whether the range's blocks hold the flipped byte; a sequential read may read a window
+                // past what it returns, so it may also fail on a flip in the blocks of that window.
+                let sequential = next(2) == 1;
+                let touches = |end: usize| {
+                    flipped.is_some_and(|at| {
+                        let block = |p: usize| p / (32 << 10);
+                        at < covered
+                            && range.start < covered
+                            && block(range.start) <= block(at)
+                            && block(at) <= block(end - 1)
+                    })
+                };
+                let hits_flip = touches(range.end);
+                let may_hit = touches(if sequential { range.end + READ_WINDOW as usize } else { range.end });
+                let got = if !sequential {
+                    file.get_bytes(start, len as usize).map(|b| b.to_vec())
+                } else {
+                    let mut out = vec![0u8; len as usize];
+                    file.get_read(start)
+                        .unwrap()
+                        .read_exact(&mut out)
+                        .map(|_| out)
+                        .map_err(|e| parquet::errors::ParquetError::General(e.to_string()))
+                };
+                match got {
+                    Ok(bytes) => {
+                        assert!(!hits_flip, "{range:?} read past the flipped byte");
+                        assert_eq!(bytes, stored[range.clone()], "{range:?}");
+                        if range.end <= covered {
+                            assert_eq!(bytes, data[range.clone()], "{range:?}");
+                        }
+                    }
+                    Err(e) => assert!(may_hit, "{range:?}: {e}"),
+                }
+            }
+            if flipped.is_none() {
+                let read = counting.read.load(std::sync::atomic::Ordering::Relaxed);
+                assert!(read <= data.len() as u64 + 100_000, "{read} bytes fetched for a {}-byte file", data.len());
+            }
         }
     }
 

@@ -110,13 +110,16 @@ pub fn open_file(io: &dyn FileIO, path: &str, format: FileFormat, req: &ReadRequ
 
 /// Opens `path` for a narrow read (a few columns, or a few rows), fetching only what the read needs through
 /// `io`'s range reads: the footer, the page indexes, and the pages of the projected columns in the row groups
-/// and rows selected. Point lookups use it, so their cost does not grow with the file. ORC is read whole.
+/// and rows selected. Point lookups and filtered scans use it, so their cost does not grow with the file.
+/// What is fetched is checked by the footer's block checksums where the file has them; where it has only
+/// column-chunk CRCs, `chunks` fetches the chunks decoded whole to check them. ORC is read whole.
 pub(crate) fn open_file_ranged(
     io: &Arc<dyn FileIO>,
     path: &str,
     format: FileFormat,
     req: &ReadRequest<'_>,
     size: Option<u64>,
+    chunks: bool,
 ) -> Result<FileBatches> {
     match format {
         FileFormat::Orc => open_file(io.as_ref(), path, format, req),
@@ -129,7 +132,7 @@ pub(crate) fn open_file_ranged(
             };
             let file = RangedFile::new(io.clone(), path, len);
             file.fetch_tail()?;
-            guarded(path, || open_source(ParquetSource::Ranged(file), path, format, req))
+            guarded(path, || open_source(ParquetSource::Ranged(file, chunks), path, format, req))
         }
     }
 }
@@ -137,21 +140,22 @@ pub(crate) fn open_file_ranged(
 /// Where parquet bytes come from.
 enum ParquetSource {
     Whole(Bytes),
-    Ranged(RangedFile),
+    /// With whether to check column-chunk CRCs when the file has no block checksums.
+    Ranged(RangedFile, bool),
 }
 
 fn open_source(source: ParquetSource, path: &str, format: FileFormat, req: &ReadRequest<'_>) -> Result<FileBatches> {
     let _span = tracing::debug_span!("open_data_file", path).entered();
     let opened = match (source, format) {
         (ParquetSource::Whole(bytes), FileFormat::Parquet) => {
-            open_parquet(bytes.clone(), Some(bytes), None, path, req)?
+            open_parquet(bytes.clone(), Some(bytes), None, false, path, req)?
         }
-        (ParquetSource::Ranged(file), FileFormat::Parquet) => {
+        (ParquetSource::Ranged(file, chunks), FileFormat::Parquet) => {
             let ahead = file.clone();
-            open_parquet(file, None, Some(&ahead), path, req)?
+            open_parquet(file, None, Some(&ahead), chunks, path, req)?
         }
         (ParquetSource::Whole(bytes), FileFormat::Orc) => open_orc(bytes, path, req)?,
-        (ParquetSource::Ranged(file), FileFormat::Orc) => {
+        (ParquetSource::Ranged(file, _), FileFormat::Orc) => {
             let bytes = file.io().read(file.path())?;
             open_orc(Bytes::from(bytes), path, req)?
         }
@@ -160,13 +164,15 @@ fn open_source(source: ParquetSource, path: &str, format: FileFormat, req: &Read
 }
 
 /// Opens parquet from `bytes`; with `whole` (the file's bytes, when read whole) the column chunks to be
-/// decoded are checked against the CRC32s Strata records in the footer first. Range reads fetch only some
-/// pages of a chunk, so they are not checked (parquet page CRCs, when a writer recorded them, still are);
-/// `ahead` (a ranged file) fetches the pages the read decodes once the footer says where they are.
+/// decoded are checked against the CRC32s Strata records in the footer first. A ranged file (`ahead`) checks
+/// its fetches by the footer's block checksums, or with `chunks` the chunks decoded by their CRC32s, and
+/// fetches the pages the read decodes once the footer says where they are (parquet page CRCs, when a
+/// writer recorded them, are checked by the decoder either way).
 fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
     bytes: R,
     whole: Option<Bytes>,
     ahead: Option<&RangedFile>,
+    chunks: bool,
     path: &str,
     req: &ReadRequest<'_>,
 ) -> Result<Opened> {
@@ -187,6 +193,20 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
             _ => open(false)?,
         },
         (false, false) => open(false)?,
+    };
+    // A ranged read checks what it fetches from here on by the footer's block checksums; a file without
+    // them but with column-chunk CRCs (Strata's before block checksums) has the chunks the read decodes
+    // fetched whole and checked when `chunks` asks so (filtered scans, which checked them when they read
+    // whole files), else reads unchecked (point lookups, as before).
+    let ranged_blocks = match ahead {
+        Some(file) => match crate::block_crc::BlockCrcs::from_metadata(builder.metadata(), file.len(), path)? {
+            Some(blocks) => {
+                file.check_blocks(blocks)?;
+                true
+            }
+            None => false,
+        },
+        None => false,
     };
     let file_schema = builder.schema().clone();
     let num_rows = builder.metadata().file_metadata().num_rows().max(0) as u64;
@@ -236,9 +256,14 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
         _ => groups.iter().map(|(_, r)| r.clone()).collect(),
     };
     let all = groups.len() == builder.metadata().num_row_groups();
-    if let Some(whole) = &whole {
-        let indices: Vec<usize> = groups.iter().map(|(i, _)| *i).collect();
-        crate::verify::verify_chunks(whole, builder.metadata(), &indices, &mask, path)?;
+    let indices: Vec<usize> = groups.iter().map(|(i, _)| *i).collect();
+    match (&whole, ahead) {
+        (Some(whole), _) => crate::verify::verify_chunks(whole, builder.metadata(), &indices, &mask, path)?,
+        (None, Some(file)) if chunks && !ranged_blocks && crate::verify::has_chunk_crcs(builder.metadata()) => {
+            file.fetch_chunks(builder.metadata(), &groups, &roots)?;
+            crate::verify::verify_chunks(file, builder.metadata(), &indices, &mask, path)?;
+        }
+        _ => {}
     }
     let ranges: Vec<std::ops::Range<u64>> = groups.iter().map(|(_, r)| r.clone()).collect();
     let partial = reads != ranges;
@@ -247,7 +272,9 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
             Some(sel) => Some(sel.iter().map(|&p| p..p + 1).collect::<Vec<_>>()),
             None => partial.then(|| reads.clone()),
         };
-        file.fetch_pages(builder.metadata(), &groups, &roots, wanted.as_deref())?;
+        // A scan (`chunks`) fetches its pages at once on any store: coalesced, a filter that keeps most of a
+        // file reads it in a few large reads, not page by page; a lookup's few pages are read as decoded.
+        file.fetch_pages(builder.metadata(), &groups, &roots, wanted.as_deref(), chunks)?;
     }
     let mut builder = builder.with_projection(mask).with_batch_size(req.batch_size);
     if !all {

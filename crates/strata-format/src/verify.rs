@@ -44,6 +44,11 @@ pub(crate) fn chunk_crcs(bytes: &[u8], row_groups: &[RowGroupMetaData]) -> Resul
     Ok(groups.join(";"))
 }
 
+/// Whether `meta`'s footer records column-chunk CRC32s.
+pub(crate) fn has_chunk_crcs(meta: &ParquetMetaData) -> bool {
+    meta.file_metadata().key_value_metadata().is_some_and(|kv| kv.iter().any(|k| k.key == CHUNK_CRC_KEY))
+}
+
 /// Verifies the CRC32 of the column chunks the read will decode (row groups `groups`, the leaves in `mask`)
 /// against the file's [`CHUNK_CRC_KEY`] entry. Files without the entry (other writers') pass unchecked.
 pub(crate) fn verify_chunks<R: ChunkReader>(

@@ -392,14 +392,17 @@ impl KvFileWriter {
     }
 }
 
-/// Closes a parquet file, recording the CRC32 of every column chunk in the footer (the parquet crate writes no
-/// page CRCs): the row groups are flushed first so that their chunks' bytes are final.
+/// Closes a parquet file, recording in the footer the CRC32 of every column chunk (for reads of whole files)
+/// and of every block of its pages (for reads of some pages; the parquet crate writes no page CRCs): the row
+/// groups are flushed first so that their bytes are final.
 fn parquet_close(mut w: ArrowWriter<Vec<u8>>) -> Result<Vec<u8>> {
     let err = |e: &dyn std::fmt::Display| Error::invalid("parquet close", e.to_string());
     w.flush().map_err(|e| err(&e))?;
     w.sync().map_err(|e| err(&e))?;
     let crcs = crate::verify::chunk_crcs(w.inner(), w.flushed_row_groups())?;
     w.append_key_value_metadata(KeyValue::new(crate::verify::CHUNK_CRC_KEY.to_string(), crcs));
+    let blocks = crate::block_crc::block_crcs(w.inner());
+    w.append_key_value_metadata(KeyValue::new(crate::block_crc::BLOCK_CRC_KEY.to_string(), blocks));
     w.into_inner().map_err(|e| err(&e))
 }
 

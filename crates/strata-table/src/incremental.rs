@@ -379,8 +379,7 @@ impl ChangeReader {
             let types = self.rb.table().schema().fields.iter().map(|f| (f.name.clone(), f.data_type)).collect();
             Arc::new((p.clone(), types))
         });
-        let batches =
-            open_data_file_pruned(self.rb.table().io().as_ref(), &file, cols, false, self.rb.batch_size(), prune)?;
+        let batches = open_data_file_pruned(self.rb.table().io(), &file, cols, false, self.rb.batch_size(), prune)?;
         let mut out = Vec::new();
         for b in batches {
             out.push(self.finish(&b?).map_err(|err| err.in_file(path))?);

@@ -209,14 +209,8 @@ impl SplitReader {
             cols.push((strata_format::VALUE_KIND.to_string(), DataType::not_null(strata_spec::TypeRoot::TinyInt)));
             let values: Vec<usize> = (0..self.read_cols.len()).collect();
             for f in &refs {
-                let batches = open_data_file_pruned(
-                    self.io.as_ref(),
-                    f,
-                    cols.clone(),
-                    false,
-                    self.batch_size,
-                    self.prune.clone(),
-                )?;
+                let batches =
+                    open_data_file_pruned(&self.io, f, cols.clone(), false, self.batch_size, self.prune.clone())?;
                 for b in batches {
                     let b = b?;
                     strata_format::reject_retractions(&b, values.len(), &f.path, &f.meta)?;
