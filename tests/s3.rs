@@ -337,10 +337,17 @@ fn commits_scans_and_gets_make_few_requests_and_scans_list_nothing() {
     let before = counts();
     strata::get(&fresh, &[Some(Datum::BigInt(7))], None).unwrap();
     let get = counts().since(&before);
-    eprintln!("requests: commit {commit}; open and scan {scan}; get {get}");
+    // A filtered scan reads its raw splits' files by ranges (none fetched whole ahead as well).
+    let before = counts();
+    let filter = strata::Predicate::eq("id", Datum::BigInt(7));
+    let want: Model = model.iter().filter(|(k, _)| **k == 7).map(|(k, v)| (*k, v.clone())).collect();
+    assert_eq!(rows_of(&ReadBuilder::new(&fresh).with_filter(filter).read().unwrap().batches), want);
+    let filtered = counts().since(&before);
+    eprintln!("requests: commit {commit}; open and scan {scan}; get {get}; filtered scan {filtered}");
     assert!(commit.total() < 60, "commit: {commit}");
     assert!(scan.total() < 40 && scan.list <= 1, "open and scan: {scan}");
     assert!(get.total() < 30 && get.list == 0, "get: {get}");
+    assert!(filtered.total() < 40 && filtered.list <= 1, "filtered scan: {filtered}");
 }
 
 /// The README's object-storage example runs as written, against the loopback server (its endpoint and

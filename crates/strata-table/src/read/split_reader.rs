@@ -114,13 +114,17 @@ impl ReadBuilder {
     }
 
     /// [`split_reader`](Self::split_reader) for reading `plan`: on a store that counts requests (an object
-    /// store), the plan's files are fetched ahead of the read threads (unless a limit may stop it early).
+    /// store), the files the plan reads whole are fetched ahead of the read threads (unless a limit may stop
+    /// it early). With a filter, raw splits read their files by ranges (only the pages the filter keeps), so
+    /// fetching those whole ahead would read more, not sooner.
     fn split_reader_for(&self, plan: &Plan) -> Result<SplitReader> {
         let mut reader = self.split_reader()?;
         if self.limit.is_none() && reader.io.request_counts().is_some() {
+            let ranged = reader.prune.is_some();
             let files = plan
                 .splits
                 .iter()
+                .filter(|s| !(ranged && s.raw))
                 .flat_map(|s| s.files.iter().map(|(path, meta)| (path.clone(), meta.file_size.max(0) as u64)))
                 .collect();
             reader.io = Arc::new(super::prefetch::Prefetching::new(reader.io.clone(), files));
