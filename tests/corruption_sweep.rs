@@ -201,6 +201,18 @@ fn local() -> Arc<dyn FileIO> {
     Arc::new(LocalFileIO::new())
 }
 
+/// Flips a bit in the middle of column `v`'s chunk (row group 0) of parquet `file`: in an uncompressed file,
+/// plain or dictionary values, which decode to other values.
+fn flip_mid_v_chunk(file: &std::path::Path) {
+    let mut bytes = std::fs::read(file).unwrap();
+    let meta = parquet::file::reader::SerializedFileReader::new(bytes::Bytes::from(bytes.clone())).unwrap();
+    let rg = parquet::file::reader::FileReader::metadata(&meta).row_group(0).clone();
+    let col = rg.columns().iter().find(|c| c.column_path().string() == "v").unwrap();
+    let (start, len) = col.byte_range();
+    bytes[(start + len / 2) as usize] ^= 0x01;
+    std::fs::write(file, &bytes).unwrap();
+}
+
 #[test]
 fn a_flipped_byte_in_a_parquet_value_page_is_a_corrupt_error() {
     let dir = tempfile::tempdir().unwrap();
@@ -208,15 +220,7 @@ fn a_flipped_byte_in_a_parquet_value_page_is_a_corrupt_error() {
     commit(&t, 0..300, 0, &[]);
     let path = table_path(dir.path());
     let file = data_files(&path, "parquet")[0].clone();
-    let bytes = std::fs::read(&file).unwrap();
-    // The middle of column `v`'s chunk: uncompressed plain or dictionary values, which decode to other values.
-    let meta = parquet::file::reader::SerializedFileReader::new(bytes::Bytes::from(bytes.clone())).unwrap();
-    let rg = parquet::file::reader::FileReader::metadata(&meta).row_group(0).clone();
-    let col = rg.columns().iter().find(|c| c.column_path().string() == "v").unwrap();
-    let (start, len) = col.byte_range();
-    let mut bad = bytes.clone();
-    bad[(start + len / 2) as usize] ^= 0x01;
-    std::fs::write(&file, &bad).unwrap();
+    flip_mid_v_chunk(&file);
     let err = scan(local(), &path).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
     let msg = err.to_string();
@@ -244,14 +248,7 @@ fn a_flipped_byte_in_a_value_page_fails_lookups_and_filtered_scans_too() {
         assert!(strata::table::get_many(&t, &keys, None).unwrap().iter().all(Option::is_some));
         // Column `v`'s chunk, mid-way, in every data file (the compacted one is the live one).
         for file in data_files(&path, "parquet") {
-            let bytes = std::fs::read(&file).unwrap();
-            let meta = parquet::file::reader::SerializedFileReader::new(bytes::Bytes::from(bytes.clone())).unwrap();
-            let rg = parquet::file::reader::FileReader::metadata(&meta).row_group(0).clone();
-            let col = rg.columns().iter().find(|c| c.column_path().string() == "v").unwrap();
-            let (start, len) = col.byte_range();
-            let mut bad = bytes.clone();
-            bad[(start + len / 2) as usize] ^= 0x01;
-            std::fs::write(&file, &bad).unwrap();
+            flip_mid_v_chunk(&file);
         }
         let t = Table::open(local(), &path).unwrap();
         let err = strata::table::get_many(&t, &keys, None).unwrap_err();

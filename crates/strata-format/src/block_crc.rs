@@ -51,12 +51,7 @@ impl BlockCrcs {
     /// Strata wrote before block checksums). A malformed entry, or one covering more than the file's
     /// `len` bytes, is a corrupt file.
     pub(crate) fn from_metadata(meta: &ParquetMetaData, len: u64, path: &str) -> Result<Option<Self>> {
-        let Some(value) = meta
-            .file_metadata()
-            .key_value_metadata()
-            .and_then(|kv| kv.iter().find(|k| k.key == BLOCK_CRC_KEY))
-            .map(|k| k.value.as_deref().unwrap_or(""))
-        else {
+        let Some(value) = crate::verify::footer_value(meta, BLOCK_CRC_KEY) else {
             return Ok(None);
         };
         Self::parse(value, len).map(Some).map_err(|m| Error::Corrupt { path: path.to_string(), message: m })

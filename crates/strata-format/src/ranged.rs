@@ -78,17 +78,6 @@ impl RangedFile {
         failed.map_or(Ok(()), Err)
     }
 
-    /// Fetches the whole column chunks a read of `groups` and `roots` decodes (to check their CRC32s), on
-    /// any store.
-    pub(crate) fn fetch_chunks(
-        &self,
-        meta: &ParquetMetaData,
-        groups: &[(usize, Range<u64>)],
-        roots: &[usize],
-    ) -> Result<()> {
-        self.fetch(page_ranges(meta, groups, roots, None))
-    }
-
     pub(crate) fn io(&self) -> &Arc<dyn FileIO> {
         &self.io
     }
@@ -172,11 +161,10 @@ impl RangedFile {
     /// The fetched bytes from `start`, at most `len` of them, when a piece holds `start`.
     fn held_from(&self, start: u64, len: u64) -> Option<Bytes> {
         let fetched = self.fetched.lock();
-        let i = fetched.partition_point(|(s, _)| *s <= start).checked_sub(1)?;
-        let (s, b) = &fetched[i];
+        let (_, s, b) = piece_at(&fetched, start)?;
         let from = usize::try_from(start - s).ok()?;
         let to = b.len().min(from.saturating_add(usize::try_from(len).ok()?));
-        (from < b.len()).then(|| b.slice(from..to))
+        Some(b.slice(from..to))
     }
 
     /// The bytes `start..start + len`, when a fetched piece holds all of them.
@@ -190,6 +178,8 @@ impl RangedFile {
 /// consecutive pieces that together hold them (a checked fetch leaves out blocks already held, so one page
 /// may span two pieces).
 fn covering(fetched: &[(u64, Bytes)], start: u64, len: u64) -> Option<Bytes> {
+    // The last piece starting at or before `start`, holding it or not (an empty read at a piece's end is
+    // that piece's).
     let i = fetched.partition_point(|(s, _)| *s <= start).checked_sub(1)?;
     let (s, bytes) = &fetched[i];
     let from = usize::try_from(start - s).ok()?;
@@ -219,22 +209,25 @@ fn covering(fetched: &[(u64, Bytes)], start: u64, len: u64) -> Option<Bytes> {
     None
 }
 
+/// The piece of `fetched` (sorted by start) holding byte `at`: its index, start and bytes. (Of pieces that
+/// overlap, the one starting last at or before `at`, as `fetch` drops pieces another one holds.)
+fn piece_at(fetched: &[(u64, Bytes)], at: u64) -> Option<(usize, u64, &Bytes)> {
+    let i = fetched.partition_point(|(s, _)| *s <= at).checked_sub(1)?;
+    let (s, b) = &fetched[i];
+    (at < s + b.len() as u64).then_some((i, *s, b))
+}
+
 /// `r` without the blocks at its ends that a piece of `fetched` already holds.
 fn unheld(fetched: &[(u64, Bytes)], mut r: Range<u64>) -> Range<u64> {
-    let holding = |at: u64| {
-        let i = fetched.partition_point(|(s, _)| *s <= at).checked_sub(1)?;
-        let (s, b) = &fetched[i];
-        (at < s + b.len() as u64).then_some((*s, s + b.len() as u64))
-    };
     while r.start < r.end {
-        match holding(r.start) {
-            Some((_, end)) => r.start = end,
+        match piece_at(fetched, r.start) {
+            Some((_, s, b)) => r.start = s + b.len() as u64,
             None => break,
         }
     }
     while r.start < r.end {
-        match holding(r.end - 1) {
-            Some((start, _)) if start > r.start => r.end = start,
+        match piece_at(fetched, r.end - 1) {
+            Some((_, start, _)) if start > r.start => r.end = start,
             _ => break,
         }
     }

@@ -112,14 +112,15 @@ pub fn open_file(io: &dyn FileIO, path: &str, format: FileFormat, req: &ReadRequ
 /// `io`'s range reads: the footer, the page indexes, and the pages of the projected columns in the row groups
 /// and rows selected. Point lookups and filtered scans use it, so their cost does not grow with the file.
 /// What is fetched is checked by the footer's block checksums where the file has them; where it has only
-/// column-chunk CRCs, `chunks` fetches the chunks decoded whole to check them. ORC is read whole.
+/// column-chunk CRCs, a `scan` fetches the chunks decoded whole to check them (a lookup reads them
+/// unchecked), and a `scan` fetches its pages at once on any store. ORC is read whole.
 pub(crate) fn open_file_ranged(
     io: &Arc<dyn FileIO>,
     path: &str,
     format: FileFormat,
     req: &ReadRequest<'_>,
     size: Option<u64>,
-    chunks: bool,
+    scan: bool,
 ) -> Result<FileBatches> {
     match format {
         FileFormat::Orc => open_file(io.as_ref(), path, format, req),
@@ -132,7 +133,7 @@ pub(crate) fn open_file_ranged(
             };
             let file = RangedFile::new(io.clone(), path, len);
             file.fetch_tail()?;
-            guarded(path, || open_source(ParquetSource::Ranged(file, chunks), path, format, req))
+            guarded(path, || open_source(ParquetSource::Ranged(file, scan), path, format, req))
         }
     }
 }
@@ -140,7 +141,7 @@ pub(crate) fn open_file_ranged(
 /// Where parquet bytes come from.
 enum ParquetSource {
     Whole(Bytes),
-    /// With whether to check column-chunk CRCs when the file has no block checksums.
+    /// With whether the read is a scan (see [`open_file_ranged`]).
     Ranged(RangedFile, bool),
 }
 
@@ -150,9 +151,9 @@ fn open_source(source: ParquetSource, path: &str, format: FileFormat, req: &Read
         (ParquetSource::Whole(bytes), FileFormat::Parquet) => {
             open_parquet(bytes.clone(), Some(bytes), None, false, path, req)?
         }
-        (ParquetSource::Ranged(file, chunks), FileFormat::Parquet) => {
+        (ParquetSource::Ranged(file, scan), FileFormat::Parquet) => {
             let ahead = file.clone();
-            open_parquet(file, None, Some(&ahead), chunks, path, req)?
+            open_parquet(file, None, Some(&ahead), scan, path, req)?
         }
         (ParquetSource::Whole(bytes), FileFormat::Orc) => open_orc(bytes, path, req)?,
         (ParquetSource::Ranged(file, _), FileFormat::Orc) => {
@@ -165,14 +166,14 @@ fn open_source(source: ParquetSource, path: &str, format: FileFormat, req: &Read
 
 /// Opens parquet from `bytes`; with `whole` (the file's bytes, when read whole) the column chunks to be
 /// decoded are checked against the CRC32s Strata records in the footer first. A ranged file (`ahead`) checks
-/// its fetches by the footer's block checksums, or with `chunks` the chunks decoded by their CRC32s, and
+/// its fetches by the footer's block checksums, or for a `scan` the chunks decoded by their CRC32s, and
 /// fetches the pages the read decodes once the footer says where they are (parquet page CRCs, when a
 /// writer recorded them, are checked by the decoder either way).
 fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
     bytes: R,
     whole: Option<Bytes>,
     ahead: Option<&RangedFile>,
-    chunks: bool,
+    scan: bool,
     path: &str,
     req: &ReadRequest<'_>,
 ) -> Result<Opened> {
@@ -196,7 +197,7 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
     };
     // A ranged read checks what it fetches from here on by the footer's block checksums; a file without
     // them but with column-chunk CRCs (Strata's before block checksums) has the chunks the read decodes
-    // fetched whole and checked when `chunks` asks so (filtered scans, which checked them when they read
+    // fetched whole and checked in a `scan` (filtered scans, which checked them when they read
     // whole files), else reads unchecked (point lookups, as before).
     let ranged_blocks = match ahead {
         Some(file) => match crate::block_crc::BlockCrcs::from_metadata(builder.metadata(), file.len(), path)? {
@@ -259,8 +260,8 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
     let indices: Vec<usize> = groups.iter().map(|(i, _)| *i).collect();
     match (&whole, ahead) {
         (Some(whole), _) => crate::verify::verify_chunks(whole, builder.metadata(), &indices, &mask, path)?,
-        (None, Some(file)) if chunks && !ranged_blocks && crate::verify::has_chunk_crcs(builder.metadata()) => {
-            file.fetch_chunks(builder.metadata(), &groups, &roots)?;
+        (None, Some(file)) if scan && !ranged_blocks && crate::verify::has_chunk_crcs(builder.metadata()) => {
+            file.fetch_pages(builder.metadata(), &groups, &roots, None, true)?;
             crate::verify::verify_chunks(file, builder.metadata(), &indices, &mask, path)?;
         }
         _ => {}
@@ -272,9 +273,9 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
             Some(sel) => Some(sel.iter().map(|&p| p..p + 1).collect::<Vec<_>>()),
             None => partial.then(|| reads.clone()),
         };
-        // A scan (`chunks`) fetches its pages at once on any store: coalesced, a filter that keeps most of a
+        // A `scan` fetches its pages at once on any store: coalesced, a filter that keeps most of a
         // file reads it in a few large reads, not page by page; a lookup's few pages are read as decoded.
-        file.fetch_pages(builder.metadata(), &groups, &roots, wanted.as_deref(), chunks)?;
+        file.fetch_pages(builder.metadata(), &groups, &roots, wanted.as_deref(), scan)?;
     }
     let mut builder = builder.with_projection(mask).with_batch_size(req.batch_size);
     if !all {

@@ -44,9 +44,15 @@ pub(crate) fn chunk_crcs(bytes: &[u8], row_groups: &[RowGroupMetaData]) -> Resul
     Ok(groups.join(";"))
 }
 
+/// The value of footer key-value entry `key` in `meta` (an entry without a value reads as empty).
+pub(crate) fn footer_value<'m>(meta: &'m ParquetMetaData, key: &str) -> Option<&'m str> {
+    let kv = meta.file_metadata().key_value_metadata()?.iter().find(|k| k.key == key)?;
+    Some(kv.value.as_deref().unwrap_or(""))
+}
+
 /// Whether `meta`'s footer records column-chunk CRC32s.
 pub(crate) fn has_chunk_crcs(meta: &ParquetMetaData) -> bool {
-    meta.file_metadata().key_value_metadata().is_some_and(|kv| kv.iter().any(|k| k.key == CHUNK_CRC_KEY))
+    footer_value(meta, CHUNK_CRC_KEY).is_some()
 }
 
 /// Verifies the CRC32 of the column chunks the read will decode (row groups `groups`, the leaves in `mask`)
@@ -58,12 +64,7 @@ pub(crate) fn verify_chunks<R: ChunkReader>(
     mask: &ProjectionMask,
     path: &str,
 ) -> Result<()> {
-    let Some(value) = meta
-        .file_metadata()
-        .key_value_metadata()
-        .and_then(|kv| kv.iter().find(|k| k.key == CHUNK_CRC_KEY))
-        .map(|k| k.value.as_deref().unwrap_or(""))
-    else {
+    let Some(value) = footer_value(meta, CHUNK_CRC_KEY) else {
         return Ok(());
     };
     let expected: Vec<Vec<&str>> = value.split(';').map(|g| g.split(',').collect()).collect();
