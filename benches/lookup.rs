@@ -266,6 +266,25 @@ fn query_only(path: &str, n: usize) -> Res<()> {
     Ok(())
 }
 
+/// Full scans alone (for a profile, or to compare file layouts): `count` scans; prints the best and the
+/// median in seconds.
+fn scan_only(path: &str, n: usize, count: usize) -> Res<()> {
+    let table = Table::open(Arc::new(LocalFileIO::new()), path)?;
+    let mut times = Vec::with_capacity(count);
+    for _ in 0..count {
+        let t = Instant::now();
+        let read = ReadBuilder::new(&table);
+        let rows: usize = read.read_plan(&read.plan()?)?.batches.iter().map(RecordBatch::num_rows).sum();
+        times.push(t.elapsed().as_secs_f64());
+        if rows != n {
+            return Err(format!("a scan returned {rows} rows, not {n}").into());
+        }
+    }
+    let best = times.iter().copied().fold(f64::MAX, f64::min);
+    println!("{{\"scan_best_s\": {best:.3}, \"scan_p50_s\": {:.3}}}", percentile(&mut times, 50));
+    Ok(())
+}
+
 fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     let arg = |i: usize| args.get(i).map(String::as_str);
@@ -274,9 +293,10 @@ fn main() -> Res<()> {
         (Some("measure"), Some(table), Some(Ok(n))) => measure(table, n),
         (Some("query"), Some(table), Some(Ok(n))) => query_only(table, n),
         (Some("get"), Some(table), Some(Ok(n))) => get_only(table, n, 1000),
+        (Some("scan"), Some(table), Some(Ok(n))) => scan_only(table, n, 7),
         _ => {
             eprintln!(
-                "lookup: run through scripts/bench-lookup.sh (make DIR ROWS | measure TABLE ROWS | query TABLE ROWS | get TABLE ROWS)"
+                "lookup: run through scripts/bench-lookup.sh (make DIR ROWS | measure TABLE ROWS | query TABLE ROWS | get TABLE ROWS | scan TABLE ROWS)"
             );
             Ok(())
         }

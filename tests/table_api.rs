@@ -334,6 +334,15 @@ fn raw_splits_pack_files_across_buckets_and_carry_their_deletion_files() {
         })
         .collect();
     assert!(buckets_per_split.iter().any(|&n| n > 1), "no split mixes buckets: {buckets_per_split:?}");
+    // No split of several files passes the target, nor a quarter of an even share per core (so that the
+    // work queue balances files of different sizes whatever the target).
+    let weight = |s: &strata::table::DataSplit| -> i64 { s.files.iter().map(|(_, f)| f.file_size.max(1024)).sum() };
+    let total: i64 = plan.splits.iter().map(weight).sum();
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as i64;
+    let bound = (20 * 1024).min((total + 4 * cores - 1) / (4 * cores));
+    for s in plan.splits.iter().filter(|s| s.files.len() > 1) {
+        assert!(weight(s) <= bound, "a split of {} bytes in {} files; bound {bound}", weight(s), s.files.len());
+    }
     let with_dv = plan.splits.iter().flat_map(|s| s.deletion_files.iter()).filter(|d| d.is_some()).count();
     assert!(with_dv > 0, "no deletion files attached");
     let counted: u64 = plan.splits.iter().map(|s| s.merged_row_count().unwrap()).sum();

@@ -81,6 +81,28 @@ proptest! {
     }
 
     #[test]
+    fn positions_from_are_the_positions_at_or_after_the_start(
+        small in positions32(),
+        wide in positions64(),
+        pick in any::<prop::sample::Index>(),
+        offset in 0u64..3,
+    ) {
+        for (positions, bitmap64) in [(&small, false), (&small, true), (&wide, true)] {
+            let dv = dv_of(positions, bitmap64);
+            // Starts at a position, next to one, before all and past all (beyond 32 bits too).
+            let mut starts = vec![0, u64::from(u32::MAX) + 1, u64::MAX];
+            if !positions.is_empty() {
+                let at = *positions.iter().nth(pick.index(positions.len())).unwrap();
+                starts.extend([at, at.saturating_sub(offset), at.saturating_add(offset)]);
+            }
+            for start in starts {
+                let want: Vec<u64> = positions.range(start..).copied().collect();
+                prop_assert_eq!(dv.positions_from(start).collect::<Vec<_>>(), want, "from {}", start);
+            }
+        }
+    }
+
+    #[test]
     fn decoding_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200), len in any::<i32>()) {
         let _ = decode_entry(&bytes, len);
         let mut framed = Vec::from(&bytes.len().to_be_bytes()[4..]);

@@ -84,6 +84,23 @@ impl DeletionVector {
         }
     }
 
+    /// The deleted positions from `start` on, ascending: found by the bitmaps' index, not by iterating the
+    /// positions before `start` (a point lookup reads a few pages of a file that may hold many deletions).
+    pub fn positions_from(&self, start: u64) -> Positions<'_> {
+        match self {
+            DeletionVector::Bitmap32(b) => match u32::try_from(start) {
+                Ok(s) => Positions::Bitmap32(b.range(s..)),
+                // No 32-bit position reaches that far.
+                Err(_) => Positions::Bitmap32(b.range(0..0)),
+            },
+            DeletionVector::Bitmap64(b) => {
+                let mut it = b.iter();
+                it.advance_to(start);
+                Positions::Bitmap64(Box::new(it))
+            }
+        }
+    }
+
     /// The entry as stored in an index file (length, payload, CRC) and the length recorded for it in
     /// `DeletionVectorMeta` (the payload length for 32-bit vectors, the whole entry for 64-bit ones).
     pub fn serialize_entry(&self) -> Result<(Vec<u8>, i32)> {

@@ -7,9 +7,11 @@
 mod arrow_types;
 mod block_crc;
 mod bucket_read;
+mod dictionary;
 mod evolution;
 mod exact_cast;
 mod file_ref;
+mod footer_cache;
 mod kv;
 pub mod lookup;
 mod merge;

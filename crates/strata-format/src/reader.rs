@@ -5,7 +5,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 use arrow_schema::{ArrowError, Field, Schema, SchemaRef};
 use bytes::Bytes;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ProjectionMask;
 use strata_dv::DeletionVector;
 use strata_io::FileIO;
@@ -77,11 +77,19 @@ fn live_positions(
     dv: Option<&DeletionVector>,
     ranges: Vec<std::ops::Range<u64>>,
 ) -> Box<dyn Iterator<Item = u64> + Send> {
-    let all = ranges.into_iter().flatten();
     match dv {
-        None => Box::new(all),
+        None => Box::new(ranges.into_iter().flatten()),
         Some(dv) => {
-            let deleted: Vec<u64> = dv.positions().collect();
+            // Only the deletions inside the ranges, each range's found by the bitmap's index: a lookup reads
+            // one page of a file that may hold a hundred thousand deletions.
+            let deleted: Vec<u64> = ranges
+                .iter()
+                .flat_map(|r| {
+                    let end = r.end;
+                    dv.positions_from(r.start).take_while(move |&p| p < end)
+                })
+                .collect();
+            let all = ranges.into_iter().flatten();
             let mut next = 0usize;
             Box::new(all.filter(move |p| {
                 while next < deleted.len() && deleted[next] < *p {
@@ -132,17 +140,31 @@ pub(crate) fn open_file_ranged(
                 _ => io.size(path)?,
             };
             let file = RangedFile::new(io.clone(), path, len);
-            file.fetch_tail()?;
-            guarded(path, || open_source(ParquetSource::Ranged(file, scan), path, format, req))
+            // A footer read before needs no tail fetched (on an object store, a request saved).
+            let footer = crate::footer_cache::get(path, len);
+            if footer.is_none() {
+                file.fetch_tail()?;
+            }
+            guarded(path, || open_source(ParquetSource::Ranged { file, scan, footer }, path, format, req))
         }
     }
+}
+
+/// A ranged read's file, and its footer when read before.
+struct Ahead {
+    file: RangedFile,
+    footer: Option<ArrowReaderMetadata>,
 }
 
 /// Where parquet bytes come from.
 enum ParquetSource {
     Whole(Bytes),
-    /// With whether the read is a scan (see [`open_file_ranged`]).
-    Ranged(RangedFile, bool),
+    /// With whether the read is a scan (see [`open_file_ranged`]), and the file's footer if read before.
+    Ranged {
+        file: RangedFile,
+        scan: bool,
+        footer: Option<ArrowReaderMetadata>,
+    },
 }
 
 fn open_source(source: ParquetSource, path: &str, format: FileFormat, req: &ReadRequest<'_>) -> Result<FileBatches> {
@@ -151,12 +173,12 @@ fn open_source(source: ParquetSource, path: &str, format: FileFormat, req: &Read
         (ParquetSource::Whole(bytes), FileFormat::Parquet) => {
             open_parquet(bytes.clone(), Some(bytes), None, false, path, req)?
         }
-        (ParquetSource::Ranged(file, scan), FileFormat::Parquet) => {
-            let ahead = file.clone();
+        (ParquetSource::Ranged { file, scan, footer }, FileFormat::Parquet) => {
+            let ahead = Ahead { file: file.clone(), footer };
             open_parquet(file, None, Some(&ahead), scan, path, req)?
         }
         (ParquetSource::Whole(bytes), FileFormat::Orc) => open_orc(bytes, path, req)?,
-        (ParquetSource::Ranged(file, _), FileFormat::Orc) => {
+        (ParquetSource::Ranged { file, .. }, FileFormat::Orc) => {
             let bytes = file.io().read(file.path())?;
             open_orc(Bytes::from(bytes), path, req)?
         }
@@ -172,18 +194,30 @@ fn open_source(source: ParquetSource, path: &str, format: FileFormat, req: &Read
 fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
     bytes: R,
     whole: Option<Bytes>,
-    ahead: Option<&RangedFile>,
+    ahead: Option<&Ahead>,
     scan: bool,
     path: &str,
     req: &ReadRequest<'_>,
 ) -> Result<Opened> {
     // With a position selection (point lookups) or a pruning predicate, load the page index: unselected
     // pages are skipped without being decompressed, and pages the predicate rules out are not selected.
-    let open = |index: bool| {
+    // A ranged read's footer with its page index is kept for the next narrow read of the file.
+    let open = |index: bool| -> Result<ParquetRecordBatchReaderBuilder<R>> {
         use parquet::file::metadata::PageIndexPolicy;
-        let policy = if index { PageIndexPolicy::Optional } else { PageIndexPolicy::Skip };
-        let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_page_index_policy(policy);
-        ParquetRecordBatchReaderBuilder::try_new_with_options(bytes.clone(), options).map_err(|e| corrupt(path, e))
+        let cached = ahead.filter(|_| index).and_then(|a| a.footer.clone());
+        let meta = match cached {
+            Some(meta) => meta,
+            None => {
+                let policy = if index { PageIndexPolicy::Optional } else { PageIndexPolicy::Skip };
+                let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_page_index_policy(policy);
+                let meta = ArrowReaderMetadata::load(&bytes, options).map_err(|e| corrupt(path, e))?;
+                if let Some(a) = ahead.filter(|_| index) {
+                    crate::footer_cache::put(a.file.path(), a.file.len(), &meta);
+                }
+                meta
+            }
+        };
+        Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(bytes.clone(), meta))
     };
     let builder = match (req.select.is_some(), req.prune.is_some()) {
         (true, _) => open(true)?,
@@ -199,7 +233,7 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
     // them but with column-chunk CRCs (Strata's before block checksums) has the chunks the read decodes
     // fetched whole and checked in a `scan` (filtered scans, which checked them when they read
     // whole files), else reads unchecked (point lookups, as before).
-    let ranged_blocks = match ahead {
+    let ranged_blocks = match ahead.map(|a| &a.file) {
         Some(file) => match crate::block_crc::BlockCrcs::from_metadata(builder.metadata(), file.len(), path)? {
             Some(blocks) => {
                 file.check_blocks(blocks)?;
@@ -258,7 +292,7 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
     };
     let all = groups.len() == builder.metadata().num_row_groups();
     let indices: Vec<usize> = groups.iter().map(|(i, _)| *i).collect();
-    match (&whole, ahead) {
+    match (&whole, ahead.map(|a| &a.file)) {
         (Some(whole), _) => crate::verify::verify_chunks(whole, builder.metadata(), &indices, &mask, path)?,
         (None, Some(file)) if scan && !ranged_blocks && crate::verify::has_chunk_crcs(builder.metadata()) => {
             file.fetch_pages(builder.metadata(), &groups, &roots, None, true)?;
@@ -268,7 +302,7 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
     }
     let ranges: Vec<std::ops::Range<u64>> = groups.iter().map(|(_, r)| r.clone()).collect();
     let partial = reads != ranges;
-    if let Some(file) = ahead {
+    if let Some(file) = ahead.map(|a| &a.file) {
         let wanted = match &req.select {
             Some(sel) => Some(sel.iter().map(|&p| p..p + 1).collect::<Vec<_>>()),
             None => partial.then(|| reads.clone()),

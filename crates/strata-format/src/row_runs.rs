@@ -27,8 +27,8 @@ pub fn live_runs(dv: &DeletionVector, ranges: &[Range<u64>]) -> Vec<RowRun> {
     let mut deleted = dv.positions().peekable();
     for r in ranges {
         let mut cursor = r.start;
-        while deleted.peek().is_some_and(|&p| p < r.start) {
-            deleted.next();
+        if deleted.peek().is_some_and(|&p| p < r.start) {
+            deleted = dv.positions_from(r.start).peekable();
         }
         while let Some(&p) = deleted.peek() {
             if p >= r.end {
@@ -60,9 +60,11 @@ pub(crate) fn segment_runs(groups: &[Range<u64>], reads: &[Range<u64>], dv: Opti
             let r = reads[next].start.max(cursor)..reads[next].end.min(g.end);
             push(&mut runs, true, r.start - cursor);
             let mut at = r.start;
-            if let Some(deleted) = deleted.as_mut() {
-                while deleted.peek().is_some_and(|&p| p < r.start) {
-                    deleted.next();
+            if let (Some(deleted), Some(dv)) = (deleted.as_mut(), dv) {
+                // Found by the bitmap's index: a lookup's one page of a file with many deletions does not
+                // walk every deletion before it.
+                if deleted.peek().is_some_and(|&p| p < r.start) {
+                    *deleted = dv.positions_from(r.start).peekable();
                 }
                 while let Some(p) = deleted.next_if(|&p| p < r.end) {
                     push(&mut runs, false, p - at);

@@ -170,29 +170,48 @@ fn key_row(batch: &RecordBatch, row: usize, types: &[DataType]) -> Result<Binary
 /// not a twentieth of the file.
 const KEY_PAGE_BYTES: usize = 8 * 1024;
 
-/// Data pages of the other columns: a lookup decodes one page of each column it returns. A quarter of
-/// parquet's default measured as fast in full scans (`benches/lookup.rs`; 64 KiB pages together with
-/// the smaller dictionary below made them 35% slower), with a lookup's bytes read down from 3.3 to 2.8 MB.
-const DATA_PAGE_BYTES: usize = 256 * 1024;
+/// Data pages of the other columns: a lookup decompresses one page of each column it returns, so the page
+/// size sets a one-off `get`'s floor. Measured on the lookup bench's table (20 string columns, 1M rows,
+/// `benches/lookup.rs`), `get` p50 and full-scan p50: 256 KiB 17.5 ms; 64 KiB 4.5 ms, 0.62-0.69 s; 32 KiB
+/// 2.9 ms, 0.73-0.87 s; 16 KiB 2.2 ms, 0.75-0.76 s (file sizes within 2%). 32 KiB halves the lookup's
+/// decompression for a scan some 10% slower; smaller pages also double the page index every read parses.
+/// An earlier measurement that made 64 KiB pages 35% slower in scans was the split packing's: larger files
+/// tipped two splits out of balance on two cores (see the raw split target in the plan).
+const DATA_PAGE_BYTES: usize = 32 * 1024;
 
 /// A column's dictionary stops growing here (parquet's default: 1 MiB) and the column goes on plainly
-/// encoded. A column of few distinct values keeps its dictionary; a column of many gains little from one,
-/// and every lookup landing in its dictionary-encoded pages decoded the whole megabyte (a one-key `get`
-/// read 10.5 MB before, 3.3 MB after; files came out 10% smaller on the benchmark's table).
+/// encoded. A column of mostly distinct values has no dictionary at all (its file's first batch decides,
+/// [`crate::dictionary`]); one whose first batch repeats values but whose later ones do not stops at this
+/// size, where every lookup landing in its dictionary-encoded pages decoded the whole megabyte before (a
+/// one-key `get` read 10.5 MB at 1 MiB, 3.3 MB at this size).
 const DICTIONARY_PAGE_BYTES: usize = 64 * 1024;
 
 /// Parquet writer settings for a key-value file: key columns (sorted, nearly unique) in small pages without
 /// a dictionary, which for unique keys only costs a lookup a dictionary page to decode before its one page.
-fn parquet_properties(layout: &KeyValueLayout, compression: Compression) -> WriterProperties {
+///
+/// Other columns keep parquet's dictionary where the file's first batch (`first`, as stored) says it pays,
+/// as parquet-mr decides on a column's first page ([`crate::dictionary`]).
+fn parquet_properties(layout: &KeyValueLayout, compression: Compression, first: &RecordBatch) -> WriterProperties {
     let mut b = WriterProperties::builder()
         .set_compression(compression)
         .set_created_by(format!("strata version {}", env!("CARGO_PKG_VERSION")))
         .set_data_page_size_limit(DATA_PAGE_BYTES)
         .set_dictionary_page_size_limit(DICTIONARY_PAGE_BYTES);
+    let mut keys = Vec::new();
     for k in &layout.key_fields {
         let stored = if layout.thin { k.name.clone() } else { format!("{}{}", crate::kv::KEY_PREFIX, k.name) };
-        let path = parquet::schema::types::ColumnPath::from(stored);
+        let path = parquet::schema::types::ColumnPath::from(stored.clone());
         b = b.set_column_data_page_size_limit(path.clone(), KEY_PAGE_BYTES).set_column_dictionary_enabled(path, false);
+        keys.push(stored);
+    }
+    // Top-level scalar columns only: a nested column's leaves have paths of their own, and keep the default.
+    for (field, column) in first.schema().fields().iter().zip(first.columns()) {
+        if keys.contains(field.name()) || field.data_type().is_nested() {
+            continue;
+        }
+        if !crate::dictionary::dictionary_pays(column.as_ref()) {
+            b = b.set_column_dictionary_enabled(parquet::schema::types::ColumnPath::from(field.name().clone()), false);
+        }
     }
     b.build()
 }
@@ -209,12 +228,13 @@ impl KvFileWriter {
         KvFileWriter { io, dir, new_name, layout, cfg, current: None, done: Vec::new() }
     }
 
-    fn open(&mut self) -> Result<OpenFile> {
+    /// Opens the next file, for `first` (its first batch, as stored).
+    fn open(&mut self, first: &RecordBatch) -> Result<OpenFile> {
         let name = (self.new_name)();
         let schema = self.layout.stored_schema.clone();
         let sink = match self.cfg.format {
             FileFormat::Parquet => {
-                let props = parquet_properties(&self.layout, parquet_compression(&self.cfg.compression)?);
+                let props = parquet_properties(&self.layout, parquet_compression(&self.cfg.compression)?, first);
                 Sink::Parquet(
                     ArrowWriter::try_new(Vec::new(), schema, Some(props))
                         .map_err(|e| Error::invalid("parquet writer", e.to_string()))?,
@@ -261,11 +281,17 @@ impl KvFileWriter {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let file = match self.current.take() {
-            Some(f) => f,
-            None => self.open()?,
+        // A thin file stores no key columns (readers take the key from the value columns).
+        let stored = if self.layout.thin {
+            let columns: Vec<usize> = (self.layout.key_arity()..batch.num_columns()).collect();
+            batch.project(&columns).map_err(|e| Error::invalid("thin data file", e.to_string()))?
+        } else {
+            batch.clone()
         };
-        let mut file = file;
+        let mut file = match self.current.take() {
+            Some(f) => f,
+            None => self.open(&stored)?,
+        };
         let key_types: Vec<DataType> = self.layout.key_fields.iter().map(|f| f.data_type).collect();
         if file.min_key.is_none() {
             file.min_key = Some(key_row(batch, 0, &key_types)?);
@@ -285,13 +311,6 @@ impl KvFileWriter {
         let kinds = batch.column(self.layout.kind_index()).as_primitive::<Int8Type>();
         file.deletes += kinds.values().iter().filter(|k| RowKind::byte_is_retract(**k)).count() as i64;
         file.rows += batch.num_rows() as i64;
-        // A thin file stores no key columns (readers take the key from the value columns).
-        let stored = if self.layout.thin {
-            let columns: Vec<usize> = (self.layout.key_arity()..batch.num_columns()).collect();
-            batch.project(&columns).map_err(|e| Error::invalid("thin data file", e.to_string()))?
-        } else {
-            batch.clone()
-        };
         let batch = &stored;
         let size = match &mut file.sink {
             Sink::Parquet(w) => {
@@ -435,31 +454,32 @@ mod tests {
         .unwrap();
         let layout = Arc::new(KeyValueLayout::new(&schema).unwrap());
         let n = 50_000i64;
-        let cols: Vec<ArrayRef> = vec![
-            Arc::new(Int64Array::from_iter_values(0..n)),
-            Arc::new(Int64Array::from_iter_values(0..n)),
-            Arc::new(Int8Array::from(vec![0i8; n as usize])),
-            Arc::new(Int64Array::from_iter_values(0..n)),
-            Arc::new(StringArray::from_iter_values(
-                (0..n).map(|i| format!("{:016x}", (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))),
-            )),
-        ];
-        let io = Arc::new(MemoryFileIO::new());
-        let cfg = WriterConfig {
-            format: FileFormat::Parquet,
-            compression: "zstd".into(),
-            target_file_size: 1 << 30,
-            schema_id: 0,
-            level: 1,
-            file_source: FileSource::Compact,
+        let write = |strings: &dyn Fn(i64) -> String| {
+            let cols: Vec<ArrayRef> = vec![
+                Arc::new(Int64Array::from_iter_values(0..n)),
+                Arc::new(Int64Array::from_iter_values(0..n)),
+                Arc::new(Int8Array::from(vec![0i8; n as usize])),
+                Arc::new(Int64Array::from_iter_values(0..n)),
+                Arc::new(StringArray::from_iter_values((0..n).map(strings))),
+            ];
+            let io = Arc::new(MemoryFileIO::new());
+            let cfg = WriterConfig {
+                format: FileFormat::Parquet,
+                compression: "zstd".into(),
+                target_file_size: 1 << 30,
+                schema_id: 0,
+                level: 1,
+                file_source: FileSource::Compact,
+            };
+            let mut w =
+                KvFileWriter::new(io.clone(), "/b".into(), Box::new(|| "f.parquet".into()), layout.clone(), cfg);
+            w.write(&RecordBatch::try_new(layout.file_schema.clone(), cols).unwrap()).unwrap();
+            w.close().unwrap();
+            let bytes = bytes::Bytes::from(io.read("/b/f.parquet").unwrap());
+            let options = parquet::file::serialized_reader::ReadOptionsBuilder::new().with_page_index().build();
+            SerializedFileReader::new_with_options(bytes, options).unwrap().metadata().clone()
         };
-        let mut w = KvFileWriter::new(io.clone(), "/b".into(), Box::new(|| "f.parquet".into()), layout.clone(), cfg);
-        w.write(&RecordBatch::try_new(layout.file_schema.clone(), cols).unwrap()).unwrap();
-        w.close().unwrap();
-        let bytes = bytes::Bytes::from(io.read("/b/f.parquet").unwrap());
-        let options = parquet::file::serialized_reader::ReadOptionsBuilder::new().with_page_index().build();
-        let reader = SerializedFileReader::new_with_options(bytes, options).unwrap();
-        let meta = reader.metadata();
+        let meta = write(&|i| format!("{:016x}", (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)));
         let offsets = meta.offset_index().expect("an offset index is written");
         let rg = meta.row_group(0);
         let key = rg.column(0);
@@ -468,12 +488,19 @@ mod tests {
         let key_pages = offsets[0][0].page_locations().len();
         // 50,000 BIGINT keys are 400 KB plainly encoded: pages of 8 KiB are some 50 of them.
         assert!(key_pages >= 40, "the key column is in {key_pages} pages");
+        // Unique values gain nothing from a dictionary (as parquet-mr decides); 1 MB of them is in pages of
+        // about 32 KiB.
         let value = rg.column(4);
+        assert!(value.dictionary_page_offset().is_none(), "a column of unique values has no dictionary");
+        assert!(rg.column(3).dictionary_page_offset().is_none(), "nor a BIGINT column of unique values");
+        let value_pages = offsets[0][4].page_locations().len();
+        assert!((24..=48).contains(&value_pages), "1 MB of values in {value_pages} pages");
+        // Values repeated keep their dictionary, and the file is smaller for it.
+        let repeated = write(&|i| format!("{:016x}", i % 100));
         assert!(
-            value
-                .dictionary_page_offset()
-                .is_none_or(|d| value.data_page_offset() - d <= 2 * DICTIONARY_PAGE_BYTES as i64),
-            "a dictionary of unique values stays small"
+            repeated.row_group(0).column(4).dictionary_page_offset().is_some(),
+            "repeated values lost their dictionary"
         );
+        assert!(repeated.row_group(0).column(4).compressed_size() < value.compressed_size() / 4);
     }
 }

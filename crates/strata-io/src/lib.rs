@@ -170,14 +170,18 @@ pub fn parallel_map<T: Sync, R: Send>(items: &[T], max: usize, f: impl Fn(&T) ->
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
     let slots: Vec<parking_lot::Mutex<Option<R>>> = items.iter().map(|_| parking_lot::Mutex::new(None)).collect();
+    let work = || loop {
+        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let Some(item) = items.get(i) else { break };
+        *slots[i].lock() = Some(f(item));
+    };
+    // The calling thread works too, rather than waiting: one thread fewer to start (a point lookup of two
+    // files started two for a few hundred microseconds of work).
     std::thread::scope(|s| {
-        for _ in 0..max.min(items.len()) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(item) = items.get(i) else { break };
-                *slots[i].lock() = Some(f(item));
-            });
+        for _ in 1..max.min(items.len()) {
+            s.spawn(work);
         }
+        work();
     });
     // Every slot was filled: each index below the length was taken by exactly one thread.
     slots.into_iter().filter_map(|m| m.into_inner()).collect()

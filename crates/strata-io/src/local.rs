@@ -57,8 +57,14 @@ impl FileIO for LocalFileIO {
             return Err(Error::corrupt(format!("range {offset}+{len} is beyond the file's {size} bytes")).in_file(path));
         }
         f.seek(SeekFrom::Start(offset)).map_err(|e| io_err(path, e))?;
-        let mut buf = vec![0u8; usize::try_from(len).map_err(|_| Error::invalid("read range", "too large"))?];
-        f.read_exact(&mut buf).map_err(|e| io_err(path, e))?;
+        // Read into spare capacity: zero-filling it first was 4% of a one-off get's profile.
+        let mut buf = Vec::with_capacity(usize::try_from(len).map_err(|_| Error::invalid("read range", "too large"))?);
+        (&mut f).take(len).read_to_end(&mut buf).map_err(|e| io_err(path, e))?;
+        if buf.len() as u64 != len {
+            return Err(
+                Error::corrupt(format!("range {offset}+{len}: the file ended after {} bytes", buf.len())).in_file(path)
+            );
+        }
         Ok(buf)
     }
 

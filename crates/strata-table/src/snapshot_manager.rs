@@ -110,15 +110,20 @@ impl SnapshotManager {
         Ok(self.list_ids()?.first().copied())
     }
 
-    /// The latest snapshot, if any. The LATEST hint's snapshot is read while the next id is probed, so a
-    /// current hint costs two round trips to a store, not four.
+    /// The latest snapshot, if any. On a store that counts requests (an object store) the LATEST hint's
+    /// snapshot is read while the next id is probed, so a current hint costs two round trips, not four; on
+    /// a local disk one after the other (a thread costs more there than the probe).
     pub fn latest(&self) -> Result<Option<Snapshot>> {
         if let Some(h) = self.read_hint(LATEST).filter(|&h| h > 0 && h < i64::MAX) {
-            let (read, next) = std::thread::scope(|s| {
-                let next = s.spawn(|| self.snapshot_exists(h + 1));
-                (self.snapshot(h), next.join())
-            });
-            if let (Ok(s), Ok(Ok(false))) = (read, next) {
+            let (read, next) = if self.io.request_counts().is_some() {
+                std::thread::scope(|s| {
+                    let next = s.spawn(|| self.snapshot_exists(h + 1));
+                    (self.snapshot(h), next.join().ok())
+                })
+            } else {
+                (self.snapshot(h), Some(self.snapshot_exists(h + 1)))
+            };
+            if let (Ok(s), Some(Ok(false))) = (read, next) {
                 return Ok(Some(s));
             }
         }

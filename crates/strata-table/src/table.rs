@@ -41,6 +41,9 @@ impl DeletionFile {
 /// A snapshot's identity (id and manifest lists) and its live files.
 type CachedFiles = (String, Arc<Vec<ManifestEntry>>);
 
+/// An index manifest's name and its live entries.
+type CachedIndex = (String, Arc<Vec<IndexManifestEntry>>);
+
 /// A Paimon primary-key table (or append table, read-only for now) in a directory.
 #[derive(Debug, Clone)]
 pub struct Table {
@@ -49,6 +52,9 @@ pub struct Table {
     schema: TableSchema,
     /// Live files of recently read snapshots (snapshots are immutable, so entries never go stale).
     files_cache: Arc<parking_lot::Mutex<Option<CachedFiles>>>,
+    /// The index entries of the most recently read index manifest (immutable and uniquely named, so an entry
+    /// never goes stale): repeated lookups on one snapshot read it once.
+    index_cache: Arc<parking_lot::Mutex<Option<CachedIndex>>>,
     /// The snapshot whose deletion vectors were last checked against its predecessor's (the check reads two
     /// files; repeated point lookups on one snapshot pay it once).
     dv_checked: Arc<parking_lot::Mutex<Option<i64>>>,
@@ -131,6 +137,7 @@ impl Table {
         schema.validate().map_err(|e| e.in_file(&schemas.schema_path(schema.id)))?;
         Ok(Table {
             files_cache: Arc::new(parking_lot::Mutex::new(None)),
+            index_cache: Arc::new(parking_lot::Mutex::new(None)),
             dv_checked: Arc::new(parking_lot::Mutex::new(None)),
             external_roots: Arc::new(std::sync::OnceLock::new()),
             snapshots: SnapshotManager::new(io.clone(), &path),
@@ -179,6 +186,7 @@ impl Table {
         Ok(Table {
             schema: (*schema).clone(),
             files_cache: Arc::new(parking_lot::Mutex::new(None)),
+            index_cache: Arc::new(parking_lot::Mutex::new(None)),
             dv_checked: Arc::new(parking_lot::Mutex::new(None)),
             ..self.clone()
         })
@@ -299,7 +307,15 @@ impl Table {
 
     /// The live index files of a snapshot.
     pub fn index_files(&self, snapshot: &Snapshot) -> Result<Vec<IndexManifestEntry>> {
-        self.manifest_store()?.index_entries(snapshot)
+        let Some(name) = &snapshot.index_manifest else { return Ok(Vec::new()) };
+        if let Some((k, entries)) = self.index_cache.lock().as_ref() {
+            if k == name {
+                return Ok(entries.as_ref().clone());
+            }
+        }
+        let entries = self.manifest_store()?.index_entries(snapshot)?;
+        *self.index_cache.lock() = Some((name.clone(), Arc::new(entries.clone())));
+        Ok(entries)
     }
 
     /// The deletion vectors of (`partition`, `bucket`) as of `snapshot` (none when `snapshot` is `None`),
