@@ -322,26 +322,23 @@ fn raw_splits_pack_files_across_buckets_and_carry_their_deletion_files() {
     let plan = ReadBuilder::new(&t).plan().unwrap();
     assert!(plan.splits.iter().all(|s| s.raw));
     assert!(plan.splits.len() > 1, "expected several splits");
-    let buckets_per_split: Vec<usize> = plan
-        .splits
-        .iter()
-        .map(|s| {
-            s.files
-                .iter()
-                .map(|(p, _)| p.rsplit("bucket-").next().unwrap().split('/').next().unwrap().to_string())
-                .collect::<std::collections::BTreeSet<_>>()
-                .len()
-        })
-        .collect();
-    assert!(buckets_per_split.iter().any(|&n| n > 1), "no split mixes buckets: {buckets_per_split:?}");
     // No split of several files passes the target, nor a quarter of an even share per core (so that the
-    // work queue balances files of different sizes whatever the target).
+    // work queue balances files of different sizes whatever the target); and files are packed across
+    // buckets: a split ends only where the next file would not fit in it, not at a bucket's end.
     let weight = |s: &strata::table::DataSplit| -> i64 { s.files.iter().map(|(_, f)| f.file_size.max(1024)).sum() };
     let total: i64 = plan.splits.iter().map(weight).sum();
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as i64;
     let bound = (20 * 1024).min((total + 4 * cores - 1) / (4 * cores));
     for s in plan.splits.iter().filter(|s| s.files.len() > 1) {
         assert!(weight(s) <= bound, "a split of {} bytes in {} files; bound {bound}", weight(s), s.files.len());
+    }
+    for pair in plan.splits.windows(2) {
+        let next = pair[1].files[0].1.file_size.max(1024);
+        assert!(
+            weight(&pair[0]) + next > bound,
+            "a split of {} bytes ended before a {next}-byte file",
+            weight(&pair[0])
+        );
     }
     let with_dv = plan.splits.iter().flat_map(|s| s.deletion_files.iter()).filter(|d| d.is_some()).count();
     assert!(with_dv > 0, "no deletion files attached");

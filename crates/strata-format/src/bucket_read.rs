@@ -58,7 +58,15 @@ pub fn read_positions(
         mapping: file.mapping.as_deref(),
     };
     checked(
-        crate::reader::open_file_ranged(io, &file.path, format, &req, recorded_size(file), false)?,
+        crate::reader::open_file_ranged(
+            io,
+            &file.path,
+            format,
+            &req,
+            recorded_size(file),
+            false,
+            file.footers.as_ref(),
+        )?,
         file,
         &req.columns,
     )
@@ -98,7 +106,7 @@ pub fn open_data_file_pruned(
     let ranged = prune.is_some();
     let (format, req) = whole_file_request(file, columns, with_positions, batch_size, prune)?;
     let batches = if ranged {
-        crate::reader::open_file_ranged(io, &file.path, format, &req, recorded_size(file), true)?
+        crate::reader::open_file_ranged(io, &file.path, format, &req, recorded_size(file), true, file.footers.as_ref())?
     } else {
         open_file(io.as_ref(), &file.path, format, &req)?
     };
@@ -117,7 +125,15 @@ pub fn open_data_file_ranged(
 ) -> Result<FileBatches> {
     let (format, req) = whole_file_request(file, columns, with_positions, batch_size, prune)?;
     checked(
-        crate::reader::open_file_ranged(io, &file.path, format, &req, recorded_size(file), false)?,
+        crate::reader::open_file_ranged(
+            io,
+            &file.path,
+            format,
+            &req,
+            recorded_size(file),
+            false,
+            file.footers.as_ref(),
+        )?,
         file,
         &req.columns,
     )

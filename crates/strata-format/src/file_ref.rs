@@ -7,6 +7,7 @@ use strata_dv::DeletionVector;
 use strata_spec::DataFileMeta;
 
 use crate::evolution::ColumnMapping;
+use crate::footer_cache::FooterCache;
 
 /// A data file to read: where it is, what the manifest says of it, and its deletion vector.
 #[derive(Clone, Debug)]
@@ -19,11 +20,19 @@ pub struct DataFileRef {
     pub dv: Option<Arc<DeletionVector>>,
     /// How its columns read as the reading schema's, when it was written with another schema.
     pub mapping: Option<Arc<ColumnMapping>>,
+    /// Where narrow reads of it keep its parsed footer (its table's cache), if anywhere.
+    pub footers: Option<FooterCache>,
 }
 
 impl DataFileRef {
     /// The file at `path` that `meta` describes, written with the reading schema (no mapping).
     pub fn new(path: String, meta: DataFileMeta, dv: Option<Arc<DeletionVector>>) -> Self {
-        DataFileRef { path, meta, dv, mapping: None }
+        DataFileRef { path, meta, dv, mapping: None, footers: None }
+    }
+
+    /// This file, its footer kept in `footers` by narrow reads (point lookups).
+    pub fn with_footers(mut self, footers: FooterCache) -> Self {
+        self.footers = Some(footers);
+        self
     }
 }

@@ -4,21 +4,24 @@
 //! answering lookups reads the same few files again and again. Each read of a footer and its page indexes
 //! (for a file of 24 columns, tens of kilobytes of thrift, and the arrow schema) cost more than the pages
 //! the read decodes. Paimon's data files are immutable and uniquely named (a UUID in every name), so a
-//! footer read once stays right for as long as the file does: the cache is keyed by the path and the
-//! file's length, as the manifest records it, and bounded by the parsed metadata's memory.
+//! footer read once stays right for as long as the file does.
 //!
-//! What a cached footer points at is still checked on every read: the pages are fetched and verified by the
-//! block checksums the footer lists, as on a first read.
+//! A cache belongs to one table (one storage, one directory, files named by the table's writers), keyed by
+//! the path and the file's length as the manifest records it, and bounded by the parsed metadata's memory.
+//! A process-wide cache would answer for a file of another storage or another table at the same path and
+//! length: a test writing `f.parquet` into fresh in-memory stores decoded one file's pages by another's
+//! footer. What a cached footer points at is still checked on every read: the pages are fetched and verified
+//! by the block checksums the footer lists, as on a first read.
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 
-/// The parsed footers kept, by the memory they take (a lookup-heavy process touches a few files per bucket;
-/// a footer with page indexes of a 24-column, 250,000-row file takes some 200 KB).
-const MAX_BYTES: usize = 64 << 20;
+/// The parsed footers a table keeps, by the memory they take (lookups touch a few files per bucket; a footer
+/// with page indexes of a 24-column, 250,000-row file takes some 200 KB).
+pub const FOOTER_CACHE_BYTES: usize = 64 << 20;
 
 struct Entry {
     meta: ArrowReaderMetadata,
@@ -68,17 +71,33 @@ impl Footers {
     }
 }
 
-static FOOTERS: LazyLock<Mutex<Footers>> = LazyLock::new(|| Mutex::new(Footers::new(MAX_BYTES)));
+/// A table's parsed footers (see the module docs); clones share them.
+#[derive(Clone)]
+pub struct FooterCache(Arc<Mutex<Footers>>);
 
-/// The footer of `path` (`len` bytes), with its page indexes, if read before.
-pub(crate) fn get(path: &str, len: u64) -> Option<ArrowReaderMetadata> {
-    FOOTERS.lock().get(path, len)
+impl std::fmt::Debug for FooterCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let footers = self.0.lock();
+        write!(f, "FooterCache({} footers, {} bytes)", footers.entries.len(), footers.bytes)
+    }
 }
 
-/// Keeps the footer of `path` (`len` bytes), read with its page indexes; the least recently used go when the
-/// footers kept pass [`MAX_BYTES`].
-pub(crate) fn put(path: &str, len: u64, meta: &ArrowReaderMetadata) {
-    FOOTERS.lock().put(path, len, meta);
+impl FooterCache {
+    /// An empty cache of at most `max_bytes` of parsed footers.
+    pub fn new(max_bytes: usize) -> Self {
+        FooterCache(Arc::new(Mutex::new(Footers::new(max_bytes))))
+    }
+
+    /// The footer of `path` (`len` bytes), with its page indexes, if read before.
+    pub(crate) fn get(&self, path: &str, len: u64) -> Option<ArrowReaderMetadata> {
+        self.0.lock().get(path, len)
+    }
+
+    /// Keeps the footer of `path` (`len` bytes), read with its page indexes; the least recently used go when
+    /// the footers kept pass the bound.
+    pub(crate) fn put(&self, path: &str, len: u64, meta: &ArrowReaderMetadata) {
+        self.0.lock().put(path, len, meta);
+    }
 }
 
 #[cfg(test)]

@@ -46,5 +46,6 @@ pub use bucket_read::{
     file_columns, merge_read, open_data_file, open_data_file_pruned, open_data_file_ranged, read_positions, run_reader,
 };
 pub use file_ref::DataFileRef;
+pub use footer_cache::{FooterCache, FOOTER_CACHE_BYTES};
 pub use merge::{LookupHook, LookupResult, MergeIterator, Run};
 pub use merge_function::{AggFunction, MergeConfig};

@@ -232,7 +232,7 @@ mod tests {
         let mut out = Vec::new();
         let batches = if ranged {
             let io: Arc<dyn FileIO> = Arc::new(io.clone());
-            crate::reader::open_file_ranged(&io, "f.parquet", FileFormat::Parquet, &req, None, true)?
+            crate::reader::open_file_ranged(&io, "f.parquet", FileFormat::Parquet, &req, None, true, None)?
         } else {
             open_file(io, "f.parquet", FileFormat::Parquet, &req)?
         };

@@ -12,6 +12,7 @@ use strata_io::FileIO;
 use strata_spec::{panic_message, DataType, Error, Result};
 
 use crate::evolution::{absent_column, read_as, resolve, stored_index, ColumnMapping, StoredColumn};
+use crate::footer_cache::FooterCache;
 use crate::ranged::RangedFile;
 use crate::row_runs::{live_runs, orc_selection, parquet_selection, position_runs, segment_runs};
 use crate::system_fields::ROW_POSITION;
@@ -121,7 +122,8 @@ pub fn open_file(io: &dyn FileIO, path: &str, format: FileFormat, req: &ReadRequ
 /// and rows selected. Point lookups and filtered scans use it, so their cost does not grow with the file.
 /// What is fetched is checked by the footer's block checksums where the file has them; where it has only
 /// column-chunk CRCs, a `scan` fetches the chunks decoded whole to check them (a lookup reads them
-/// unchecked), and a `scan` fetches its pages at once on any store. ORC is read whole.
+/// unchecked), and a `scan` fetches its pages at once on any store. ORC is read whole. With `footers` (the
+/// file's table's cache) the parsed footer and page indexes are taken from there, or kept there once read.
 pub(crate) fn open_file_ranged(
     io: &Arc<dyn FileIO>,
     path: &str,
@@ -129,6 +131,7 @@ pub(crate) fn open_file_ranged(
     req: &ReadRequest<'_>,
     size: Option<u64>,
     scan: bool,
+    footers: Option<&FooterCache>,
 ) -> Result<FileBatches> {
     match format {
         FileFormat::Orc => open_file(io.as_ref(), path, format, req),
@@ -141,29 +144,33 @@ pub(crate) fn open_file_ranged(
             };
             let file = RangedFile::new(io.clone(), path, len);
             // A footer read before needs no tail fetched (on an object store, a request saved).
-            let footer = crate::footer_cache::get(path, len);
+            let footer = footers.and_then(|f| f.get(path, len));
             if footer.is_none() {
                 file.fetch_tail()?;
             }
-            guarded(path, || open_source(ParquetSource::Ranged { file, scan, footer }, path, format, req))
+            let ranged = ParquetSource::Ranged { file, scan, footer, footers: footers.cloned() };
+            guarded(path, || open_source(ranged, path, format, req))
         }
     }
 }
 
-/// A ranged read's file, and its footer when read before.
+/// A ranged read's file, its footer when read before, and where to keep the footer it reads.
 struct Ahead {
     file: RangedFile,
     footer: Option<ArrowReaderMetadata>,
+    footers: Option<FooterCache>,
 }
 
 /// Where parquet bytes come from.
 enum ParquetSource {
     Whole(Bytes),
-    /// With whether the read is a scan (see [`open_file_ranged`]), and the file's footer if read before.
+    /// With whether the read is a scan (see [`open_file_ranged`]), the file's footer if read before, and
+    /// the cache to keep it in.
     Ranged {
         file: RangedFile,
         scan: bool,
         footer: Option<ArrowReaderMetadata>,
+        footers: Option<FooterCache>,
     },
 }
 
@@ -173,8 +180,8 @@ fn open_source(source: ParquetSource, path: &str, format: FileFormat, req: &Read
         (ParquetSource::Whole(bytes), FileFormat::Parquet) => {
             open_parquet(bytes.clone(), Some(bytes), None, false, path, req)?
         }
-        (ParquetSource::Ranged { file, scan, footer }, FileFormat::Parquet) => {
-            let ahead = Ahead { file: file.clone(), footer };
+        (ParquetSource::Ranged { file, scan, footer, footers }, FileFormat::Parquet) => {
+            let ahead = Ahead { file: file.clone(), footer, footers };
             open_parquet(file, None, Some(&ahead), scan, path, req)?
         }
         (ParquetSource::Whole(bytes), FileFormat::Orc) => open_orc(bytes, path, req)?,
@@ -211,8 +218,8 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
                 let policy = if index { PageIndexPolicy::Optional } else { PageIndexPolicy::Skip };
                 let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_page_index_policy(policy);
                 let meta = ArrowReaderMetadata::load(&bytes, options).map_err(|e| corrupt(path, e))?;
-                if let Some(a) = ahead.filter(|_| index) {
-                    crate::footer_cache::put(a.file.path(), a.file.len(), &meta);
+                if let Some((a, footers)) = ahead.filter(|_| index).and_then(|a| Some((a, a.footers.as_ref()?))) {
+                    footers.put(a.file.path(), a.file.len(), &meta);
                 }
                 meta
             }

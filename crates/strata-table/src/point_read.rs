@@ -264,7 +264,10 @@ fn candidate_files(
             Some(d) => Some(Arc::from(d.read(table.io().as_ref())?)),
             None => None,
         };
-        files.push((layout.file_ref(table.data_file_path(e)?, e.file.clone(), dv)?, cand));
+        files.push((
+            layout.file_ref(table.data_file_path(e)?, e.file.clone(), dv)?.with_footers(table.footers().clone()),
+            cand,
+        ));
     }
     Ok(files)
 }

@@ -55,6 +55,9 @@ pub struct Table {
     /// The index entries of the most recently read index manifest (immutable and uniquely named, so an entry
     /// never goes stale): repeated lookups on one snapshot read it once.
     index_cache: Arc<parking_lot::Mutex<Option<CachedIndex>>>,
+    /// Parsed footers of the table's data files, kept by point lookups (files are immutable and uniquely
+    /// named; shared by every view of the table, time travel included, which reads the same files).
+    footers: strata_format::FooterCache,
     /// The snapshot whose deletion vectors were last checked against its predecessor's (the check reads two
     /// files; repeated point lookups on one snapshot pay it once).
     dv_checked: Arc<parking_lot::Mutex<Option<i64>>>,
@@ -138,6 +141,7 @@ impl Table {
         Ok(Table {
             files_cache: Arc::new(parking_lot::Mutex::new(None)),
             index_cache: Arc::new(parking_lot::Mutex::new(None)),
+            footers: strata_format::FooterCache::new(strata_format::FOOTER_CACHE_BYTES),
             dv_checked: Arc::new(parking_lot::Mutex::new(None)),
             external_roots: Arc::new(std::sync::OnceLock::new()),
             snapshots: SnapshotManager::new(io.clone(), &path),
@@ -190,6 +194,11 @@ impl Table {
             dv_checked: Arc::new(parking_lot::Mutex::new(None)),
             ..self.clone()
         })
+    }
+
+    /// The parsed footers point lookups keep for this table's data files.
+    pub(crate) fn footers(&self) -> &strata_format::FooterCache {
+        &self.footers
     }
 
     /// The table directory.
