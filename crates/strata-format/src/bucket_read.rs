@@ -57,19 +57,19 @@ pub fn read_positions(
         select: Some(positions),
         mapping: file.mapping.as_deref(),
     };
-    checked(
-        crate::reader::open_file_ranged(
-            io,
-            &file.path,
-            format,
-            &req,
-            recorded_size(file),
-            false,
-            file.footers.as_ref(),
-        )?,
-        file,
-        &req.columns,
-    )
+    checked(open_ranged(io, file, format, &req, false)?, file, &req.columns)
+}
+
+/// `file` opened for a read by ranges (`scan`: see `open_file_ranged`), with the size its manifest entry
+/// records and its table's footer cache.
+fn open_ranged(
+    io: &Arc<dyn FileIO>,
+    file: &DataFileRef,
+    format: FileFormat,
+    req: &ReadRequest<'_>,
+    scan: bool,
+) -> Result<FileBatches> {
+    crate::reader::open_file_ranged(io, &file.path, format, req, recorded_size(file), scan, file.footers.as_ref())
 }
 
 /// The size `file`'s manifest entry records, if it records one.
@@ -106,7 +106,7 @@ pub fn open_data_file_pruned(
     let ranged = prune.is_some();
     let (format, req) = whole_file_request(file, columns, with_positions, batch_size, prune)?;
     let batches = if ranged {
-        crate::reader::open_file_ranged(io, &file.path, format, &req, recorded_size(file), true, file.footers.as_ref())?
+        open_ranged(io, file, format, &req, true)?
     } else {
         open_file(io.as_ref(), &file.path, format, &req)?
     };
@@ -124,19 +124,7 @@ pub fn open_data_file_ranged(
     prune: Option<crate::predicate::TypedPredicate>,
 ) -> Result<FileBatches> {
     let (format, req) = whole_file_request(file, columns, with_positions, batch_size, prune)?;
-    checked(
-        crate::reader::open_file_ranged(
-            io,
-            &file.path,
-            format,
-            &req,
-            recorded_size(file),
-            false,
-            file.footers.as_ref(),
-        )?,
-        file,
-        &req.columns,
-    )
+    checked(open_ranged(io, file, format, &req, false)?, file, &req.columns)
 }
 
 /// The format of `file` and a request for its rows (its deletion vector applied), as both ways of opening

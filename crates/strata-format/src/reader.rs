@@ -161,6 +161,24 @@ struct Ahead {
     footers: Option<FooterCache>,
 }
 
+impl Ahead {
+    /// Has every fetch of the file checked by the block checksums its footer `meta` lists, from here on
+    /// (and what was fetched before); `false` when the footer lists none.
+    fn check_blocks(&self, meta: &parquet::file::metadata::ParquetMetaData, path: &str) -> Result<bool> {
+        match crate::block_crc::BlockCrcs::from_metadata(meta, self.file.len(), path)? {
+            Some(blocks) => self.file.check_blocks(blocks).map(|()| true),
+            None => Ok(false),
+        }
+    }
+
+    /// Keeps `meta`, the file's footer read with its page indexes, in the table's cache, if the read has one.
+    fn keep(&self, meta: &ArrowReaderMetadata) {
+        if let Some(footers) = &self.footers {
+            footers.put(self.file.path(), self.file.len(), meta);
+        }
+    }
+}
+
 /// Where parquet bytes come from.
 enum ParquetSource {
     Whole(Bytes),
@@ -209,23 +227,7 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
     // With a position selection (point lookups) or a pruning predicate, load the page index: unselected
     // pages are skipped without being decompressed, and pages the predicate rules out are not selected.
     // A ranged read's footer with its page index is kept for the next narrow read of the file.
-    let open = |index: bool| -> Result<ParquetRecordBatchReaderBuilder<R>> {
-        use parquet::file::metadata::PageIndexPolicy;
-        let cached = ahead.filter(|_| index).and_then(|a| a.footer.clone());
-        let meta = match cached {
-            Some(meta) => meta,
-            None => {
-                let policy = if index { PageIndexPolicy::Optional } else { PageIndexPolicy::Skip };
-                let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_page_index_policy(policy);
-                let meta = ArrowReaderMetadata::load(&bytes, options).map_err(|e| corrupt(path, e))?;
-                if let Some((a, footers)) = ahead.filter(|_| index).and_then(|a| Some((a, a.footers.as_ref()?))) {
-                    footers.put(a.file.path(), a.file.len(), &meta);
-                }
-                meta
-            }
-        };
-        Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(bytes.clone(), meta))
-    };
+    let open = |index: bool| reader_builder(&bytes, ahead, index, path);
     let builder = match (req.select.is_some(), req.prune.is_some()) {
         (true, _) => open(true)?,
         // For pruning the page index is an optimisation: one another writer left unreadable, or whose page
@@ -240,14 +242,8 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
     // them but with column-chunk CRCs (Strata's before block checksums) has the chunks the read decodes
     // fetched whole and checked in a `scan` (filtered scans, which checked them when they read
     // whole files), else reads unchecked (point lookups, as before).
-    let ranged_blocks = match ahead.map(|a| &a.file) {
-        Some(file) => match crate::block_crc::BlockCrcs::from_metadata(builder.metadata(), file.len(), path)? {
-            Some(blocks) => {
-                file.check_blocks(blocks)?;
-                true
-            }
-            None => false,
-        },
+    let ranged_blocks = match ahead {
+        Some(a) => a.check_blocks(builder.metadata(), path)?,
         None => false,
     };
     let file_schema = builder.schema().clone();
@@ -339,6 +335,27 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
     }
     let reader = builder.build().map_err(|e| corrupt(path, e))?;
     Ok((Box::new(reader), num_rows, reads, sources))
+}
+
+/// A reader builder over `bytes`, its footer loaded with the page indexes when `index`; a ranged read's
+/// footer with page indexes comes from its table's cache when read before, and is kept there once read.
+fn reader_builder<R: parquet::file::reader::ChunkReader + Clone + 'static>(
+    bytes: &R,
+    ahead: Option<&Ahead>,
+    index: bool,
+    path: &str,
+) -> Result<ParquetRecordBatchReaderBuilder<R>> {
+    use parquet::file::metadata::PageIndexPolicy;
+    if let Some(meta) = ahead.filter(|_| index).and_then(|a| a.footer.clone()) {
+        return Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(bytes.clone(), meta));
+    }
+    let policy = if index { PageIndexPolicy::Optional } else { PageIndexPolicy::Skip };
+    let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_page_index_policy(policy);
+    let meta = ArrowReaderMetadata::load(bytes, options).map_err(|e| corrupt(path, e))?;
+    if let (true, Some(a)) = (index, ahead) {
+        a.keep(&meta);
+    }
+    Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(bytes.clone(), meta))
 }
 
 /// The parquet leaf column whose statistics (row group or page) stand for predicate column `name`, with the
