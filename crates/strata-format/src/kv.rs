@@ -188,6 +188,28 @@ impl KeyValueLayout {
         Ok(DataFileRef { path, meta, dv, mapping, footers: None })
     }
 
+    /// The layout of a merge over keys alone (`late_merge`): the key, sequence and kind columns, and one
+    /// value column, `place`, which names each record's file and row.
+    pub(crate) fn keys_with(&self, place: DataField) -> KeyValueLayout {
+        let k = self.key_arity();
+        let place_field = Field::new(&place.name, to_arrow(&place.data_type), false);
+        let mut fields: Vec<Field> = self.file_schema.fields()[..k + 2].iter().map(|f| f.as_ref().clone()).collect();
+        fields.push(place_field.clone());
+        let file_schema = Arc::new(Schema::new(fields));
+        KeyValueLayout {
+            key_fields: self.key_fields.clone(),
+            value_fields: vec![place],
+            key_in_value: vec![0; k],
+            file_schema: file_schema.clone(),
+            value_schema: Arc::new(Schema::new(vec![place_field])),
+            thin: false,
+            stored_schema: file_schema,
+            schema: self.schema.clone(),
+            history: None,
+            mappings: Arc::default(),
+        }
+    }
+
     /// Number of key columns.
     pub fn key_arity(&self) -> usize {
         self.key_fields.len()

@@ -13,6 +13,7 @@ mod exact_cast;
 mod file_ref;
 mod footer_cache;
 mod kv;
+mod late_merge;
 pub mod lookup;
 mod merge;
 mod merge_function;
@@ -47,5 +48,6 @@ pub use bucket_read::{
 };
 pub use file_ref::DataFileRef;
 pub use footer_cache::{FooterCache, FOOTER_CACHE_BYTES};
+pub use late_merge::{keys_first_applies, merge_selection};
 pub use merge::{LookupHook, LookupResult, MergeIterator, Run};
 pub use merge_function::{AggFunction, MergeConfig};

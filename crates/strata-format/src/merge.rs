@@ -61,6 +61,8 @@ pub struct MergeIterator {
     drop_delete: bool,
     batch_size: usize,
     converter: RowConverter,
+    /// Empty keys, shared by cursors that hold no batch.
+    no_rows: Arc<Rows>,
     cursors: Vec<Cursor>,
     tree: Vec<usize>,
     arena: Vec<ArenaBatch>,
@@ -111,12 +113,14 @@ impl MergeIterator {
             layout.key_fields.iter().map(|f| SortField::new(crate::arrow_types::to_arrow(&f.data_type))).collect();
         let converter = RowConverter::new(fields).map_err(|e| Error::invalid("key columns", e.to_string()))?;
         let value_types = layout.value_fields.iter().map(|f| f.data_type).collect();
+        let no_rows = Arc::new(converter.empty_rows(0, 0));
         let mut it = MergeIterator {
             layout,
             cfg,
             drop_delete,
             batch_size: batch_size.max(1),
             converter,
+            no_rows,
             cursors: Vec::with_capacity(runs.len()),
             tree: Vec::new(),
             arena: Vec::new(),
@@ -133,16 +137,7 @@ impl MergeIterator {
             group_before: None,
         };
         for run in runs {
-            let mut c = Cursor {
-                run,
-                arena: 0,
-                rows: Arc::new(it.converter.empty_rows(0, 0)),
-                seqs: Vec::<i64>::new().into(),
-                kinds: Vec::<i8>::new().into(),
-                len: 0,
-                pos: 0,
-                done: false,
-            };
+            let mut c = Cursor { run, done: false, ..it.spent_cursor() };
             it.load(&mut c)?;
             it.cursors.push(c);
         }
@@ -230,26 +225,32 @@ impl MergeIterator {
     }
 
     fn advance(&mut self, w: usize) -> Result<()> {
-        let mut c = std::mem::replace(
-            &mut self.cursors[w],
-            Cursor {
-                run: Box::new(std::iter::empty()),
-                arena: 0,
-                rows: Arc::new(self.converter.empty_rows(0, 0)),
-                seqs: Vec::<i64>::new().into(),
-                kinds: Vec::<i8>::new().into(),
-                len: 0,
-                pos: 0,
-                done: true,
-            },
-        );
+        let c = &mut self.cursors[w];
         c.pos += 1;
         if c.pos >= c.len {
+            // Only a cursor at its batch's end is taken out (to load the next batch): building a placeholder
+            // cursor on every row cost an allocation or two per merged row.
+            let spent = self.spent_cursor();
+            let mut c = std::mem::replace(&mut self.cursors[w], spent);
             self.load(&mut c)?;
+            self.cursors[w] = c;
         }
-        self.cursors[w] = c;
         self.adjust(w);
         Ok(())
+    }
+
+    /// A placeholder for a cursor taken out while its next batch loads.
+    fn spent_cursor(&self) -> Cursor {
+        Cursor {
+            run: Box::new(std::iter::empty()),
+            arena: 0,
+            rows: self.no_rows.clone(),
+            seqs: Vec::<i64>::new().into(),
+            kinds: Vec::<i8>::new().into(),
+            len: 0,
+            pos: 0,
+            done: true,
+        }
     }
 
     /// Sets the LSM level of each run (in the order given to [`MergeIterator::new`]), which lookup tables'
@@ -610,18 +611,23 @@ impl MergeIterator {
             Merged::Row(s) => *s,
             Merged::Columns { base, .. } | Merged::Computed { base, .. } => *base,
         };
-        let interleave_col = |col: usize, srcs: &mut dyn Iterator<Item = Option<Src>>| -> Result<ArrayRef> {
+        // Rows are named by (arena batch, row); the index one past the arena is a one-row null array, for a
+        // value that no record supplied.
+        let null_idx = self.arena.len();
+        let interleave_col = |col: usize, idx: &[(usize, usize)]| -> Result<ArrayRef> {
             let mut arrays: Vec<&dyn Array> = self.arena.iter().map(|a| a.batch.column(col).as_ref()).collect();
-            let null = new_null_array(schema.field(col).data_type(), 1);
-            let null_idx = arrays.len();
-            arrays.push(null.as_ref());
-            let idx: Vec<(usize, usize)> = srcs.map(|s| s.map_or((null_idx, 0), |s| (s.batch, s.row))).collect();
-            arrow_select::interleave::interleave(&arrays, &idx)
+            let null = idx.iter().any(|i| i.0 == null_idx).then(|| new_null_array(schema.field(col).data_type(), 1));
+            if let Some(null) = &null {
+                arrays.push(null.as_ref());
+            }
+            arrow_select::interleave::interleave(&arrays, idx)
                 .map_err(|e| Error::invalid("merge output", e.to_string()))
         };
+        let index_of = |s: Option<Src>| s.map_or((null_idx, 0), |s| (s.batch, s.row));
+        let base_idx: Vec<(usize, usize)> = out.iter().map(|m| index_of(Some(base_of(m)))).collect();
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
         for col in 0..=self.layout.seq_index() {
-            columns.push(interleave_col(col, &mut out.iter().map(|m| Some(base_of(m))))?);
+            columns.push(interleave_col(col, &base_idx)?);
         }
         let kinds: Vec<i8> = match kinds {
             Some(k) => k.to_vec(),
@@ -629,6 +635,7 @@ impl MergeIterator {
         };
         columns.push(Arc::new(Int8Array::from(kinds)));
         let computed = out.iter().any(|m| matches!(m, Merged::Computed { .. }));
+        let partial = out.iter().any(|m| matches!(m, Merged::Columns { .. }));
         for i in 0..self.value_types.len() {
             let col = self.layout.value_index(i);
             if computed {
@@ -644,15 +651,21 @@ impl MergeIterator {
                     });
                 }
                 columns.push(array_of(&self.value_types[i], &values)?);
+            } else if !partial {
+                // Every row's values come from its base record: one index serves every column.
+                columns.push(interleave_col(col, &base_idx)?);
             } else {
-                columns.push(interleave_col(
-                    col,
-                    &mut out.iter().map(|m| match m {
-                        Merged::Row(s) => Some(*s),
-                        Merged::Columns { values, .. } => values[i],
-                        Merged::Computed { base, .. } => Some(*base),
-                    }),
-                )?)
+                let idx: Vec<(usize, usize)> = out
+                    .iter()
+                    .map(|m| {
+                        index_of(match m {
+                            Merged::Row(s) => Some(*s),
+                            Merged::Columns { values, .. } => values[i],
+                            Merged::Computed { base, .. } => Some(*base),
+                        })
+                    })
+                    .collect();
+                columns.push(interleave_col(col, &idx)?);
             }
         }
         Ok(columns)

@@ -149,6 +149,7 @@ impl ReadBuilder {
             out_positions: (0..projection.len()).collect(),
             merge_cfg: MergeConfig::from_schema(schema)?,
             column_types: schema.fields.iter().map(|f| (f.name.clone(), f.data_type)).collect(),
+            keys_first: self.table.io().request_counts().is_none(),
             io: self.table.io().clone(),
             filter: self.filter.clone(),
             batch_size: self.batch_size,
@@ -175,6 +176,10 @@ pub(super) struct SplitReader {
     column_types: Vec<(String, DataType)>,
     merge_cfg: MergeConfig,
     io: Arc<dyn strata_io::FileIO>,
+    /// Merge splits are merged by keys first (`strata_format::merge_selection`) and their files then read
+    /// without merging. Not on stores that count requests (object stores): the keys' pages would cost
+    /// requests of their own before each file is fetched whole.
+    keys_first: bool,
     batch_size: usize,
 }
 
@@ -206,29 +211,39 @@ impl SplitReader {
             .map(|((path, meta), dv)| self.layout.file_ref(path.clone(), meta.clone(), dv?))
             .collect::<Result<_>>()?;
         if split.raw {
-            // A raw read takes every row as live, which is right only if the file holds no retraction: the
-            // planner trusted the manifest's delete count for that, a statistic other writers get wrong
-            // (pypaimon 2.1.0 records 0), so the file's own `_VALUE_KIND` is read along and checked.
-            let mut cols = self.read_cols.clone();
-            cols.push((strata_format::VALUE_KIND.to_string(), DataType::not_null(strata_spec::TypeRoot::TinyInt)));
-            let values: Vec<usize> = (0..self.read_cols.len()).collect();
-            for f in &refs {
-                let batches =
-                    open_data_file_pruned(&self.io, f, cols.clone(), false, self.batch_size, self.prune.clone())?;
-                for b in batches {
-                    let b = b?;
-                    strata_format::reject_retractions(&b, values.len(), &f.path, &f.meta)?;
-                    let b = b.project(&values).map_err(|e| Error::invalid("read", e.to_string()))?;
-                    if !emit(self.finish(b)?) {
-                        return Ok(());
-                    }
-                }
-            }
+            self.read_raw(&refs, emit)
+        } else if self.keys_first && strata_format::keys_first_applies(&self.merge_cfg, &refs) {
+            let refs =
+                strata_format::merge_selection(&self.io, &self.layout, refs, self.merge_cfg.clone(), self.batch_size)?;
+            self.read_raw(&refs, emit)
         } else {
             let merged =
                 merge_read(self.io.clone(), self.layout.clone(), refs, self.merge_cfg.clone(), true, self.batch_size)?;
             for b in merged {
                 let b = b?.project(&self.merged_cols).map_err(|e| Error::invalid("read", e.to_string()))?;
+                if !emit(self.finish(b)?) {
+                    return Ok(());
+                }
+            }
+            Ok(())
+        }
+    }
+
+    /// Reads `files` one after another without merging, their deletion vectors applied.
+    fn read_raw(&self, files: &[DataFileRef], emit: &mut dyn FnMut(RecordBatch) -> bool) -> Result<()> {
+        // A raw read takes every row as live, which is right only if the file holds no retraction: the
+        // planner trusted the manifest's delete count for that, a statistic other writers get wrong
+        // (pypaimon 2.1.0 records 0), so the file's own `_VALUE_KIND` is read along and checked. (Files
+        // whose merge was done by keys first have their retractions deselected.)
+        let mut cols = self.read_cols.clone();
+        cols.push((strata_format::VALUE_KIND.to_string(), DataType::not_null(strata_spec::TypeRoot::TinyInt)));
+        let values: Vec<usize> = (0..self.read_cols.len()).collect();
+        for f in files {
+            let batches = open_data_file_pruned(&self.io, f, cols.clone(), false, self.batch_size, self.prune.clone())?;
+            for b in batches {
+                let b = b?;
+                strata_format::reject_retractions(&b, values.len(), &f.path, &f.meta)?;
+                let b = b.project(&values).map_err(|e| Error::invalid("read", e.to_string()))?;
                 if !emit(self.finish(b)?) {
                     return Ok(());
                 }
