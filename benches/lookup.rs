@@ -2,9 +2,9 @@
 //! (`id BIGINT` key and 20 ten-character strings, 4 buckets, deletion vectors, a load and 4 rounds updating
 //! 10% of the keys).
 //!
-//! `cargo bench --bench lookup -- make DIR ROWS [mor]` writes that table to `DIR/db.db/t` (merge-on-read with
-//! `mor`; one commit for the load,
-//! one per round). `cargo bench --bench lookup -- measure TABLE ROWS` prints one JSON line:
+//! `cargo bench --bench lookup -- make DIR ROWS [mor|dv] [BUCKETS]` writes that table to `DIR/db.db/t`
+//! (merge-on-read with `mor`, its compactions left as they land; BUCKETS buckets, 4 by default; one commit
+//! for the load, one per round). `cargo bench --bench lookup -- measure TABLE ROWS` prints one JSON line:
 //! - `get1_p50_ms`, `get1_p99_ms`: 200 one-off [`strata::get`] calls of random keys (each reads the
 //!   snapshot's metadata and the candidate files' pages, no warm state);
 //! - `many100_s`, `many10000_s`: [`strata::table::get_many`] of 100 and 10,000 random keys (best of 3);
@@ -107,11 +107,12 @@ fn rows(ids: &[i64], round: usize) -> Res<RecordBatch> {
 }
 
 /// Writes the bench table; `dv` false makes it merge-on-read (its background compaction left as it lands).
-fn make(dir: &str, n: usize, dv: bool) -> Res<()> {
+fn make(dir: &str, n: usize, dv: bool, buckets: usize) -> Res<()> {
     let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
     let mut cols = vec![("id".to_string(), DataType::not_null(TypeRoot::BigInt))];
     cols.extend((0..STRINGS).map(|i| (format!("s{i}"), DataType::string())));
-    let options = [("bucket", "4"), ("deletion-vectors.enabled", if dv { "true" } else { "false" })];
+    let buckets = buckets.to_string();
+    let options = [("bucket", buckets.as_str()), ("deletion-vectors.enabled", if dv { "true" } else { "false" })];
     let options = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     let schema = TableSchema::new(cols, vec![], vec!["id".into()], options, 0)?;
     let table = Table::create(io, &format!("{dir}/db.db/t"), schema)?;
@@ -291,14 +292,17 @@ fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     let arg = |i: usize| args.get(i).map(String::as_str);
     match (arg(0), arg(1), arg(2).map(str::parse::<usize>)) {
-        (Some("make"), Some(dir), Some(Ok(n))) => make(dir, n, arg(3) != Some("mor")),
+        (Some("make"), Some(dir), Some(Ok(n))) => {
+            let buckets = arg(4).map(str::parse).transpose()?.unwrap_or(4);
+            make(dir, n, arg(3) != Some("mor"), buckets)
+        }
         (Some("measure"), Some(table), Some(Ok(n))) => measure(table, n),
         (Some("query"), Some(table), Some(Ok(n))) => query_only(table, n),
         (Some("get"), Some(table), Some(Ok(n))) => get_only(table, n, 1000),
         (Some("scan"), Some(table), Some(Ok(n))) => scan_only(table, n, 7),
         _ => {
             eprintln!(
-                "lookup: run through scripts/bench-lookup.sh (make DIR ROWS [mor] | measure TABLE ROWS | query TABLE ROWS | get TABLE ROWS | scan TABLE ROWS)"
+                "lookup: run through scripts/bench-lookup.sh (make DIR ROWS [mor|dv] [BUCKETS] | measure TABLE ROWS | query TABLE ROWS | get TABLE ROWS | scan TABLE ROWS)"
             );
             Ok(())
         }

@@ -346,6 +346,74 @@ fn raw_splits_pack_files_across_buckets_and_carry_their_deletion_files() {
     assert_eq!(counted, model.len() as u64);
 }
 
+/// A bucket compacted into one large file is read in parts (row ranges) by several threads, not by one: the
+/// parts cover the file once, each counts its live rows without a read, and scans, filtered scans, streams
+/// and counts over them return the model's rows.
+#[test]
+fn a_large_file_is_read_in_parts_with_its_deletion_vector() {
+    use arrow_array::{Int64Array, StringArray};
+    let dir = tempfile::tempdir().unwrap();
+    let t = table(dir.path(), "parts", true, &[("bucket", "1"), ("target-file-size", "256 mb")]);
+    let n = 300_000i64;
+    let mut model = Model::new();
+    let batch = |ids: Vec<i64>, round: i64, model: &mut Model| {
+        let names: Vec<String> = ids.iter().map(|i| format!("n{}", i * 7 + round)).collect();
+        let vs: Vec<Option<i64>> = ids.iter().map(|i| (i % 5 != 0).then_some(i * round)).collect();
+        for ((id, name), v) in ids.iter().zip(&names).zip(&vs) {
+            model.insert(*id, (name.clone(), *v));
+        }
+        let fields = vec![
+            arrow_schema::Field::new("id", arrow_schema::DataType::Int64, false),
+            arrow_schema::Field::new("name", arrow_schema::DataType::Utf8, true),
+            arrow_schema::Field::new("v", arrow_schema::DataType::Int64, true),
+        ];
+        RecordBatch::try_new(
+            Arc::new(arrow_schema::Schema::new(fields)),
+            vec![Arc::new(Int64Array::from(ids)), Arc::new(StringArray::from(names)), Arc::new(Int64Array::from(vs))],
+        )
+        .unwrap()
+    };
+    let mut w = TableWriter::new(&t, "app").unwrap();
+    w.write(&batch((0..n).collect(), 1, &mut model)).unwrap();
+    w.commit().unwrap();
+    w.compact(true).unwrap();
+    // Updates and deletes spread over the file: its deletion vector marks their old rows.
+    w.write(&batch((0..n).step_by(97).collect(), 2, &mut model)).unwrap();
+    for id in (5..n).step_by(1013) {
+        w.delete(vec![Some(Datum::BigInt(id))]).unwrap();
+        model.remove(&id);
+    }
+    w.commit().unwrap();
+    let plan = ReadBuilder::new(&t).plan().unwrap();
+    let parts: Vec<_> = plan.splits.iter().filter(|s| s.rows.is_some()).collect();
+    assert!(parts.len() >= 2, "the large file was not read in parts: {} splits", plan.splits.len());
+    let (file, meta) = &parts[0].files[0];
+    let mut covered: Vec<std::ops::Range<u64>> =
+        parts.iter().filter(|s| &s.files[0].0 == file).map(|s| s.rows.clone().unwrap()).collect();
+    covered.sort_by_key(|r| r.start);
+    assert_eq!(covered.first().unwrap().start, 0);
+    assert_eq!(covered.last().unwrap().end, meta.row_count as u64);
+    assert!(covered.windows(2).all(|w| w[0].end == w[1].start), "parts overlap or leave a gap: {covered:?}");
+    assert!(parts.iter().any(|s| s.deletion_files[0].is_some()), "the parts carry no deletion vector");
+    let counted: u64 = plan.splits.iter().map(|s| s.merged_row_count().unwrap()).sum();
+    assert_eq!(counted, model.len() as u64, "live rows counted by the plan");
+    assert_eq!(ReadBuilder::new(&t).count().unwrap(), model.len() as u64);
+    // Each row once: a row read by two parts would be hidden by the model's map.
+    let read = ReadBuilder::new(&t).read().unwrap();
+    assert_eq!(read.num_rows(), model.len());
+    assert_eq!(rows(&read.batches), model);
+    let streamed: Vec<RecordBatch> = ReadBuilder::new(&t).stream().unwrap().map(|b| b.unwrap()).collect();
+    assert_eq!(streamed.iter().map(RecordBatch::num_rows).sum::<usize>(), model.len());
+    assert_eq!(rows(&streamed), model);
+    let f = Predicate::And(vec![
+        Predicate::cmp("id", CmpOp::GtEq, Datum::BigInt(100_000)),
+        Predicate::cmp("id", CmpOp::Lt, Datum::BigInt(170_000)),
+    ]);
+    let want: Model = model.range(100_000..170_000).map(|(k, v)| (*k, v.clone())).collect();
+    assert_eq!(rows(&ReadBuilder::new(&t).with_filter(f.clone()).read().unwrap().batches), want);
+    assert_eq!(ReadBuilder::new(&t).with_filter(f).count().unwrap(), want.len() as u64);
+}
+
 /// Regression: `TableWrite` cast each column to the table's type with arrow's `cast`, which truncates a
 /// fraction and makes an overflowing value NULL, so a nullable BIGINT column stored 1 for 1.5 and NULL for
 /// u64::MAX without a word. Values are now taken exactly or the write is refused, and nothing is committed.

@@ -118,7 +118,7 @@ impl StrataScanExec {
 
 /// Splits spread over at most `n` groups, largest first onto the lightest group, so partitions are even.
 fn spread(mut splits: Vec<DataSplit>, n: usize) -> Vec<Vec<DataSplit>> {
-    let weight = |s: &DataSplit| s.files.iter().map(|(_, f)| f.file_size.max(1)).sum::<i64>();
+    let weight = |s: &DataSplit| s.weight();
     splits.sort_by_key(|s| std::cmp::Reverse(weight(s)));
     let groups = n.min(splits.len()).max(1);
     let mut out: Vec<(i64, Vec<DataSplit>)> = (0..groups).map(|_| (0, Vec::new())).collect();

@@ -55,6 +55,7 @@ pub fn read_positions(
         batch_size: 1024,
         prune: None,
         select: Some(positions),
+        rows: None,
         mapping: file.mapping.as_deref(),
     };
     checked(open_ranged(io, file, format, &req, false)?, file, &req.columns)
@@ -93,8 +94,9 @@ fn checked(batches: FileBatches, file: &DataFileRef, columns: &[(String, DataTyp
 ///
 /// With a predicate the file is read by ranges: the footer, then only the pages the read decodes (a
 /// selective filter reads a fraction of the file), checked by the file's block checksums, or by its
-/// column-chunk CRCs for a file that has only those (the chunks decoded are then fetched whole). Without
-/// one it is read whole in one request, its chunks checked.
+/// column-chunk CRCs for a file that has only those (the chunks decoded are then fetched whole). So is a
+/// part of a file (`DataFileRef::rows`): only its pages are fetched. Otherwise the file is read whole in one
+/// request, its chunks checked.
 pub fn open_data_file_pruned(
     io: &Arc<dyn FileIO>,
     file: &DataFileRef,
@@ -103,7 +105,7 @@ pub fn open_data_file_pruned(
     batch_size: usize,
     prune: Option<crate::predicate::TypedPredicate>,
 ) -> Result<FileBatches> {
-    let ranged = prune.is_some();
+    let ranged = prune.is_some() || file.rows.is_some();
     let (format, req) = whole_file_request(file, columns, with_positions, batch_size, prune)?;
     let batches = if ranged {
         open_ranged(io, file, format, &req, true)?
@@ -146,6 +148,7 @@ fn whole_file_request(
             batch_size,
             prune,
             select: None,
+            rows: file.rows.clone(),
             mapping: file.mapping.as_deref(),
         },
     ))

@@ -22,12 +22,15 @@ pub struct DataFileRef {
     pub mapping: Option<Arc<ColumnMapping>>,
     /// Where narrow reads of it keep its parsed footer (its table's cache), if anywhere.
     pub footers: Option<FooterCache>,
+    /// Only the rows at these positions are read (a part of a large file that several threads read); its
+    /// deletion vector applies within them. Parquet files only.
+    pub rows: Option<std::ops::Range<u64>>,
 }
 
 impl DataFileRef {
     /// The file at `path` that `meta` describes, written with the reading schema (no mapping).
     pub fn new(path: String, meta: DataFileMeta, dv: Option<Arc<DeletionVector>>) -> Self {
-        DataFileRef { path, meta, dv, mapping: None, footers: None }
+        DataFileRef { path, meta, dv, mapping: None, footers: None, rows: None }
     }
 
     /// This file, its footer kept in `footers` by narrow reads (point lookups).

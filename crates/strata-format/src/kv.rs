@@ -185,7 +185,7 @@ impl KeyValueLayout {
             .mappings
             .get(meta.schema_id, &self.schema, || self.data_schema(meta.schema_id))
             .map_err(|e| e.in_file(&path))?;
-        Ok(DataFileRef { path, meta, dv, mapping, footers: None })
+        Ok(DataFileRef { path, meta, dv, mapping, footers: None, rows: None })
     }
 
     /// The layout of a merge over keys alone (`late_merge`): the key, sequence and kind columns, and one

@@ -227,6 +227,7 @@ mod tests {
             batch_size: 100,
             prune: Some(Arc::new((pred, vec![(KEY.to_string(), bigint)]))),
             select: None,
+            rows: None,
             mapping: None,
         };
         let mut out = Vec::new();

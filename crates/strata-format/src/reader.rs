@@ -35,6 +35,9 @@ pub struct ReadRequest<'a> {
     pub prune: Option<crate::predicate::TypedPredicate>,
     /// Read only these row positions (ascending); the deletion vector is not consulted then.
     pub select: Option<Vec<u64>>,
+    /// Read only the rows at these positions (a part of the file, when several threads share it); with the
+    /// deletion vector applied within them. Not with `select`.
+    pub rows: Option<std::ops::Range<u64>>,
     /// Where the file stores the requested columns, when it was written with another schema than the read's
     /// (`None`: each under its own name and type).
     pub mapping: Option<&'a ColumnMapping>,
@@ -228,7 +231,11 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
     // pages are skipped without being decompressed, and pages the predicate rules out are not selected.
     // A ranged read's footer with its page index is kept for the next narrow read of the file.
     let open = |index: bool| reader_builder(&bytes, ahead, index, path);
-    let builder = match (req.select.is_some(), req.prune.is_some()) {
+    if req.rows.is_some() && req.select.is_some() {
+        return Err(Error::invalid("read", "a read selects rows either by positions or by a range, not both"));
+    }
+    // A part of a file is found by its pages (the offset index), like a predicate's rows.
+    let builder = match (req.select.is_some(), req.prune.is_some() || req.rows.is_some()) {
         (true, _) => open(true)?,
         // For pruning the page index is an optimisation: one another writer left unreadable, or whose page
         // locations do not describe its row groups, costs the pruning, never the read or a row.
@@ -292,6 +299,19 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
             reads
         }
         _ => groups.iter().map(|(_, r)| r.clone()).collect(),
+    };
+    // A part of the file: only its rows (of those the predicate keeps), and only the groups holding them.
+    let reads: Vec<std::ops::Range<u64>> = match &req.rows {
+        None => reads,
+        Some(part) => {
+            let within: Vec<_> = reads
+                .into_iter()
+                .map(|r| r.start.max(part.start)..r.end.min(part.end))
+                .filter(|r| r.start < r.end)
+                .collect();
+            groups.retain(|(_, r)| within.iter().any(|s| s.start < r.end && r.start < s.end));
+            within
+        }
     };
     let all = groups.len() == builder.metadata().num_row_groups();
     let indices: Vec<usize> = groups.iter().map(|(i, _)| *i).collect();
@@ -405,6 +425,9 @@ fn open_orc(bytes: Bytes, path: &str, req: &ReadRequest<'_>) -> Result<Opened> {
     let sources = column_sources(path, &file_schema, req)?;
     let names: Vec<&str> = distinct_roots(&sources).into_iter().map(|i| file_schema.field(i).name().as_str()).collect();
     let mask = orc_rust::projection::ProjectionMask::named_roots(builder.file_metadata().root_data_type(), &names);
+    if req.rows.is_some() {
+        return Err(Error::unsupported("reading a part of an ORC file (ORC files are read whole)"));
+    }
     let mut builder = builder.with_projection(mask).with_batch_size(req.batch_size);
     if let Some(sel) = &req.select {
         builder = builder.with_row_selection(orc_selection(&position_runs(sel, num_rows)));

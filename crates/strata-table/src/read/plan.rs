@@ -19,6 +19,11 @@ pub struct DataSplit {
     pub deletion_files: Vec<Option<DeletionFile>>,
     /// Read file by file without merging (deletion vectors applied), or merged.
     pub raw: bool,
+    /// Of a raw split of one file: only the rows at these positions are read (a large file is read in parts
+    /// by several threads, each fetching only its part's pages).
+    pub rows: Option<std::ops::Range<u64>>,
+    /// Of such a part: its rows that the file's deletion vector leaves (counted when planned).
+    pub(crate) part_live_rows: Option<u64>,
 }
 
 impl DataSplit {
@@ -26,6 +31,9 @@ impl DataSplit {
     pub fn merged_row_count(&self) -> Option<u64> {
         if !self.raw {
             return None;
+        }
+        if self.rows.is_some() {
+            return self.part_live_rows;
         }
         let mut n = 0u64;
         for ((_, f), df) in self.files.iter().zip(&self.deletion_files) {
@@ -37,6 +45,33 @@ impl DataSplit {
         }
         Some(n)
     }
+
+    /// The bytes of files this split reads (a part of a file: its share of the file's size), for weighing
+    /// splits against each other.
+    pub fn weight(&self) -> i64 {
+        let whole: i64 = self.files.iter().map(|(_, f)| f.file_size.max(1)).sum();
+        match (&self.rows, self.files.first()) {
+            (Some(part), Some((_, f))) if f.row_count > 0 => {
+                let share = part.end.saturating_sub(part.start) as f64 / f.row_count as f64;
+                ((whole as f64 * share) as i64).max(1)
+            }
+            _ => whole,
+        }
+    }
+}
+
+/// Rows a part of a file holds at least: smaller parts would cost their footer and boundary pages more than
+/// the thread they add gains.
+const MIN_PART_ROWS: i64 = 64 * 1024;
+
+/// Into how many parts a raw file of `weight` bytes is read: one per `target` bytes, each of at least
+/// [`MIN_PART_ROWS`] rows; parquet files only (an ORC file is read whole).
+fn parts_of(f: &DataFileMeta, weight: i64, target: i64) -> i64 {
+    if !f.file_name.ends_with(".parquet") || weight <= target {
+        return 1;
+    }
+    let by_size = (weight + target - 1) / target.max(1);
+    by_size.min(f.row_count / MIN_PART_ROWS).max(1)
 }
 
 /// A planned read of one snapshot.
@@ -64,6 +99,31 @@ fn stats_range(stats: &SimpleStats, types: &[DataType], i: usize, rows: i64) -> 
 }
 
 impl ReadBuilder {
+    /// Raw splits reading `e`'s file in `parts` row ranges, each with its count of live rows (so that a
+    /// count needs no read): the file's deletion vector is read here for that, one range read of its index
+    /// file, as every part's read would.
+    fn parts(&self, e: ManifestEntry, df: Option<DeletionFile>, parts: u64) -> Result<Vec<DataSplit>> {
+        let path = self.table.data_file_path(&e)?;
+        let rows = e.file.row_count.max(0) as u64;
+        let dv = df.as_ref().map(|d| d.read(self.table.io().as_ref())).transpose()?;
+        let mut out = Vec::with_capacity(parts as usize);
+        for i in 0..parts {
+            let range = rows * i / parts..rows * (i + 1) / parts;
+            let deleted =
+                dv.as_ref().map_or(0, |dv| dv.positions_from(range.start).take_while(|&p| p < range.end).count());
+            out.push(DataSplit {
+                partition: e.partition.clone(),
+                bucket: e.bucket,
+                files: vec![(path.clone(), e.file.clone())],
+                deletion_files: vec![df.clone()],
+                raw: true,
+                part_live_rows: Some((range.end - range.start).saturating_sub(deleted as u64)),
+                rows: Some(range),
+            });
+        }
+        Ok(out)
+    }
+
     /// Whether a file's manifest statistics allow a match of `pred`.
     pub(crate) fn file_may_match(&self, pred: &Predicate, e: &ManifestEntry, layout: &KeyValueLayout) -> bool {
         let f = &e.file;
@@ -194,6 +254,8 @@ impl ReadBuilder {
                     files,
                     deletion_files: dfs,
                     raw: false,
+                    rows: None,
+                    part_live_rows: None,
                 });
             }
         }
@@ -211,6 +273,13 @@ impl ReadBuilder {
         let mut weight = 0i64;
         for (e, df) in raw_files {
             let w = e.file.file_size.max(open_cost);
+            let parts = parts_of(&e.file, w, target);
+            if parts > 1 {
+                // A file larger than a split is read in row ranges, so that one large file (a bucket compacted
+                // into one) is still read by every core.
+                splits.extend(self.parts(e, df, parts as u64)?);
+                continue;
+            }
             if current.as_ref().is_some_and(|_| weight + w > target) {
                 splits.extend(current.take());
                 weight = 0;
@@ -222,6 +291,8 @@ impl ReadBuilder {
                 files: Vec::new(),
                 deletion_files: Vec::new(),
                 raw: true,
+                rows: None,
+                part_live_rows: None,
             });
             split.files.push((path, e.file));
             split.deletion_files.push(df);

@@ -116,7 +116,7 @@ impl ReadBuilder {
     /// [`split_reader`](Self::split_reader) for reading `plan`: on a store that counts requests (an object
     /// store), the files the plan reads whole are fetched ahead of the read threads (unless a limit may stop
     /// it early). With a filter, raw splits read their files by ranges (only the pages the filter keeps), so
-    /// fetching those whole ahead would read more, not sooner.
+    /// fetching those whole ahead would read more, not sooner; so do parts of files.
     fn split_reader_for(&self, plan: &Plan) -> Result<SplitReader> {
         let mut reader = self.split_reader()?;
         if self.limit.is_none() && reader.io.request_counts().is_some() {
@@ -124,7 +124,7 @@ impl ReadBuilder {
             let files = plan
                 .splits
                 .iter()
-                .filter(|s| !(ranged && s.raw))
+                .filter(|s| !(ranged && s.raw) && s.rows.is_none())
                 .flat_map(|s| s.files.iter().map(|(path, meta)| (path.clone(), meta.file_size.max(0) as u64)))
                 .collect();
             reader.io = Arc::new(super::prefetch::Prefetching::new(reader.io.clone(), files));
@@ -150,6 +150,7 @@ impl ReadBuilder {
             merge_cfg: MergeConfig::from_schema(schema)?,
             column_types: schema.fields.iter().map(|f| (f.name.clone(), f.data_type)).collect(),
             keys_first: self.table.io().request_counts().is_none(),
+            footers: self.table.footers().clone(),
             io: self.table.io().clone(),
             filter: self.filter.clone(),
             batch_size: self.batch_size,
@@ -180,6 +181,8 @@ pub(super) struct SplitReader {
     /// without merging. Not on stores that count requests (object stores): the keys' pages would cost
     /// requests of their own before each file is fetched whole.
     keys_first: bool,
+    /// The table's footer cache, for the parts of a file (each reads the same footer).
+    footers: strata_format::FooterCache,
     batch_size: usize,
 }
 
@@ -208,7 +211,15 @@ impl SplitReader {
             .files
             .iter()
             .zip(vectors)
-            .map(|((path, meta), dv)| self.layout.file_ref(path.clone(), meta.clone(), dv?))
+            .map(|((path, meta), dv)| {
+                let mut f = self.layout.file_ref(path.clone(), meta.clone(), dv?)?;
+                if let Some(part) = &split.rows {
+                    // Each part of a file reads its footer: its table's cache parses it once.
+                    f.rows = Some(part.clone());
+                    f.footers = Some(self.footers.clone());
+                }
+                Ok(f)
+            })
             .collect::<Result<_>>()?;
         if split.raw {
             self.read_raw(&refs, emit)
