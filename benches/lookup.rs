@@ -288,6 +288,31 @@ fn scan_only(path: &str, n: usize, count: usize) -> Res<()> {
     Ok(())
 }
 
+/// Filtered scans on a value column no statistics can prune (random strings): one value (one row's), and
+/// `s0 >= "8"` (about half the rows); `count` scans of each, the median in seconds and the rows kept.
+fn filter_only(path: &str, n: usize, count: usize) -> Res<()> {
+    let table = Table::open(Arc::new(LocalFileIO::new()), path)?;
+    let one = rows(&[n as i64 / 3], 0)?;
+    let value = one.column(1).as_any().downcast_ref::<StringArray>().ok_or("s0 is not a string")?.value(0).to_string();
+    let mut out = Vec::new();
+    for (name, filter) in [
+        ("one_value", Predicate::eq("s0", Datum::String(value))),
+        ("half", Predicate::cmp("s0", strata::CmpOp::GtEq, Datum::String("8".into()))),
+    ] {
+        let mut times = Vec::with_capacity(count);
+        let mut kept = 0;
+        for _ in 0..count {
+            let t = Instant::now();
+            let read = ReadBuilder::new(&table).with_filter(filter.clone());
+            kept = read.read_plan(&read.plan()?)?.batches.iter().map(RecordBatch::num_rows).sum::<usize>();
+            times.push(t.elapsed().as_secs_f64());
+        }
+        out.push(format!("\"{name}_p50_s\": {:.3}, \"{name}_rows\": {kept}", percentile(&mut times, 50)));
+    }
+    println!("{{{}}}", out.join(", "));
+    Ok(())
+}
+
 fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     let arg = |i: usize| args.get(i).map(String::as_str);
@@ -300,9 +325,10 @@ fn main() -> Res<()> {
         (Some("query"), Some(table), Some(Ok(n))) => query_only(table, n),
         (Some("get"), Some(table), Some(Ok(n))) => get_only(table, n, 1000),
         (Some("scan"), Some(table), Some(Ok(n))) => scan_only(table, n, 7),
+        (Some("filter"), Some(table), Some(Ok(n))) => filter_only(table, n, 7),
         _ => {
             eprintln!(
-                "lookup: run through scripts/bench-lookup.sh (make DIR ROWS [mor|dv] [BUCKETS] | measure TABLE ROWS | query TABLE ROWS | get TABLE ROWS | scan TABLE ROWS)"
+                "lookup: run through scripts/bench-lookup.sh (make DIR ROWS [mor|dv] [BUCKETS] | measure TABLE ROWS | query TABLE ROWS | get TABLE ROWS | scan TABLE ROWS | filter TABLE ROWS)"
             );
             Ok(())
         }

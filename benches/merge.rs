@@ -99,6 +99,7 @@ fn benches(c: &mut Criterion) {
                 batch_size: 8192,
                 prune: None,
                 select: None,
+                rows: None,
                 mapping: None,
             };
             open_file(io.as_ref(), "/t/bucket-0/data-0.parquet", FileFormat::Parquet, &req)

@@ -95,7 +95,7 @@ pub fn merge_selection(
 }
 
 /// `file` with only `rows` (its merge's winners) live, or `None` if there are none.
-fn select(mut file: DataFileRef, rows: &mut Vec<u32>) -> Result<Option<DataFileRef>> {
+fn select(mut file: DataFileRef, rows: &mut [u32]) -> Result<Option<DataFileRef>> {
     if rows.is_empty() {
         return Ok(None);
     }

@@ -334,7 +334,18 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
         // file reads it in a few large reads, not page by page; a lookup's few pages are read as decoded.
         file.fetch_pages(builder.metadata(), &groups, &roots, wanted.as_deref(), scan)?;
     }
+    // A filtered scan evaluates its predicate before decoding the other columns (not for lookups by
+    // position, whose rows are chosen already, nor where positions are reported: they count selected rows).
+    let row_filter = match (&req.prune, req.mapping, &req.select, req.with_positions) {
+        (Some(tp), None, None, false) => {
+            crate::predicate::parquet_row_filter(tp, &file_schema, builder.parquet_schema())
+        }
+        _ => None,
+    };
     let mut builder = builder.with_projection(mask).with_batch_size(req.batch_size);
+    if let Some(filter) = row_filter {
+        builder = builder.with_row_filter(filter);
+    }
     if !all {
         builder = builder.with_row_groups(groups.iter().map(|(i, _)| *i).collect());
     }
