@@ -134,7 +134,11 @@ fn keys_of_run(
     batch_size: usize,
 ) -> Run {
     let width = columns.len();
-    let batches = files.into_iter().flat_map(move |(ordinal, file)| {
+    let batches = files.into_iter().flat_map(move |(ordinal, mut file)| {
+        // The file's own length, not its manifest entry's (a stat on the local stores this runs on): a file
+        // replaced under its entry is then reported by what it holds (its rows, its keys), as a whole read
+        // reports it, not as a footer out of place.
+        file.meta.file_size = 0;
         let opened = open_data_file_ranged(&io, &file, columns.clone(), true, batch_size, None);
         let layout = layout.clone();
         let rows: Box<dyn Iterator<Item = Result<RecordBatch>> + Send> = match opened {

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use arrow_array::cast::AsArray;
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch, Scalar};
 use strata_spec::{DataType, Datum, Error, Result};
 
@@ -206,16 +207,30 @@ pub(crate) fn parquet_row_filter(
         }
         roots.push(i);
     }
-    roots.sort_unstable();
-    roots.dedup();
     if roots.is_empty() {
         return None;
     }
+    // Retraction rows pass the row filter whatever their values: a raw read checks that its file holds
+    // none (the manifest's delete count it trusted may be wrong), and must see them to refuse the file.
+    let kind = file_schema
+        .column_with_name(crate::system_fields::VALUE_KIND)
+        .filter(|(_, f)| *f.data_type() == arrow_schema::DataType::Int8)
+        .map(|(i, _)| i);
+    roots.extend(kind);
+    roots.sort_unstable();
+    roots.dedup();
     let mask = parquet::arrow::ProjectionMask::roots(descr, roots);
     let (pred, types) = (pred.clone(), types.clone());
     let filter = parquet::arrow::arrow_reader::ArrowPredicateFn::new(mask, move |batch: RecordBatch| {
+        let fail = |e: String| arrow_schema::ArrowError::ComputeError(e);
         let types_of = |name: &str| types.iter().find(|(n, _)| n == name).map(|(_, t)| *t);
-        pred.evaluate(&batch, &types_of).map_err(|e| arrow_schema::ArrowError::ComputeError(e.to_string()))
+        let matched = pred.evaluate(&batch, &types_of).map_err(|e| fail(e.to_string()))?;
+        let Some(kinds) = batch.column_by_name(crate::system_fields::VALUE_KIND) else { return Ok(matched) };
+        let kinds =
+            kinds.as_primitive_opt::<arrow_array::types::Int8Type>().ok_or_else(|| fail("_VALUE_KIND".into()))?;
+        let retract: BooleanArray =
+            kinds.values().iter().map(|k| Some(crate::kv::RowKind::byte_is_retract(*k))).collect();
+        arrow_arith::boolean::or(&matched, &retract).map_err(|e| fail(e.to_string()))
     });
     Some(parquet::arrow::arrow_reader::RowFilter::new(vec![Box::new(filter)]))
 }
