@@ -291,28 +291,22 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
         return Err(corrupt(path, format!("row groups hold {start} rows, the footer says {num_rows}")));
     }
     // Within the groups kept, the rows whose pages the predicate does not rule out (a position selection
-    // is exact already).
-    let reads = match (&req.prune, &req.select) {
-        (Some(tp), None) => {
-            let reads = pruned_pages(builder.metadata(), &groups, tp, &file_schema, req.mapping);
-            groups.retain(|(_, r)| reads.iter().any(|s| s.start < r.end && r.start < s.end));
-            reads
-        }
+    // is exact already); of a part of the file, only its rows among them.
+    let mut reads: Vec<std::ops::Range<u64>> = match (&req.prune, &req.select) {
+        (Some(tp), None) => pruned_pages(builder.metadata(), &groups, tp, &file_schema, req.mapping),
         _ => groups.iter().map(|(_, r)| r.clone()).collect(),
     };
-    // A part of the file: only its rows (of those the predicate keeps), and only the groups holding them.
-    let reads: Vec<std::ops::Range<u64>> = match &req.rows {
-        None => reads,
-        Some(part) => {
-            let within: Vec<_> = reads
-                .into_iter()
-                .map(|r| r.start.max(part.start)..r.end.min(part.end))
-                .filter(|r| r.start < r.end)
-                .collect();
-            groups.retain(|(_, r)| within.iter().any(|s| s.start < r.end && r.start < s.end));
-            within
-        }
-    };
+    if let Some(part) = &req.rows {
+        reads = reads
+            .into_iter()
+            .map(|r| r.start.max(part.start)..r.end.min(part.end))
+            .filter(|r| r.start < r.end)
+            .collect();
+    }
+    // Where pages or a part narrowed the rows, only the groups holding rows to read.
+    if req.rows.is_some() || (req.prune.is_some() && req.select.is_none()) {
+        groups.retain(|(_, r)| reads.iter().any(|s| s.start < r.end && r.start < s.end));
+    }
     let all = groups.len() == builder.metadata().num_row_groups();
     let indices: Vec<usize> = groups.iter().map(|(i, _)| *i).collect();
     match (&whole, ahead.map(|a| &a.file)) {

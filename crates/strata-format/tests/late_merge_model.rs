@@ -4,68 +4,31 @@
 //! engines that keep one stored record per key.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int64Type, Int8Type};
-use arrow_array::{Array, ArrayRef, Int64Array, Int8Array, RecordBatch, StringArray};
+use arrow_array::{Array, RecordBatch};
+use common::{batch, layout, writer_config, Rec};
 use proptest::prelude::*;
 use strata_dv::DeletionVector;
 use strata_format::{
-    file_columns, keys_first_applies, merge_read, merge_selection, open_data_file, DataFileRef, FileFormat,
-    KeyValueLayout, KvFileWriter, MergeConfig, WriterConfig,
+    file_columns, keys_first_applies, merge_read, merge_selection, open_data_file, DataFileRef, KeyValueLayout,
+    KvFileWriter, MergeConfig,
 };
 use strata_io::{FileIO, MemoryFileIO};
-use strata_spec::{DataType, FileSource, MergeEngine, TableSchema};
-
-#[derive(Debug, Clone)]
-struct Rec {
-    key: i64,
-    seq: i64,
-    kind: i8,
-    v: Option<i64>,
-    s: Option<String>,
-}
+use strata_spec::MergeEngine;
 
 /// (v, s) of a key's surviving row.
 type Row = (Option<i64>, Option<String>);
 
-fn layout() -> Arc<KeyValueLayout> {
-    let schema = TableSchema::new(
-        vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint()), ("s".into(), DataType::string())],
-        vec![],
-        vec!["id".into()],
-        Default::default(),
-        0,
-    )
-    .unwrap();
-    Arc::new(KeyValueLayout::new(&schema).unwrap())
-}
-
-fn batch(layout: &KeyValueLayout, recs: &[Rec]) -> RecordBatch {
-    let cols: Vec<ArrayRef> = vec![
-        Arc::new(Int64Array::from_iter_values(recs.iter().map(|r| r.key))),
-        Arc::new(Int64Array::from_iter_values(recs.iter().map(|r| r.seq))),
-        Arc::new(Int8Array::from_iter_values(recs.iter().map(|r| r.kind))),
-        Arc::new(Int64Array::from_iter_values(recs.iter().map(|r| r.key))),
-        Arc::new(Int64Array::from(recs.iter().map(|r| r.v).collect::<Vec<_>>())),
-        Arc::new(StringArray::from(recs.iter().map(|r| r.s.clone()).collect::<Vec<_>>())),
-    ];
-    RecordBatch::try_new(layout.file_schema.clone(), cols).unwrap()
-}
-
 /// One file holding `recs` (sorted) at `level`, named `name`, its rows at `deleted` removed by a deletion
 /// vector.
 fn write_file(io: &Arc<dyn FileIO>, layout: &Arc<KeyValueLayout>, name: &str, recs: &[Rec], level: i32) -> DataFileRef {
-    let cfg = WriterConfig {
-        format: FileFormat::Parquet,
-        compression: "zstd".into(),
-        target_file_size: 1 << 30,
-        schema_id: 0,
-        level,
-        file_source: FileSource::Compact,
-    };
+    let cfg = writer_config(level);
     let file_name = name.to_string();
     let mut w = KvFileWriter::new(io.clone(), "/b".into(), Box::new(move || file_name.clone()), layout.clone(), cfg);
     w.write(&batch(layout, recs)).unwrap();

@@ -2,48 +2,18 @@
 //! the merge engine.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int64Type, Int8Type};
-use arrow_array::{Array, ArrayRef, Int64Array, Int8Array, RecordBatch, StringArray};
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch};
+use common::{batch, layout, Rec};
 use proptest::prelude::*;
-use strata_format::{AggFunction, KeyValueLayout, MergeConfig, MergeIterator, Run};
-use strata_spec::{DataType, MergeEngine, TableSchema};
-
-#[derive(Debug, Clone)]
-struct Rec {
-    key: i64,
-    seq: i64,
-    kind: i8,
-    v: Option<i64>,
-    s: Option<String>,
-}
-
-fn layout() -> Arc<KeyValueLayout> {
-    let schema = TableSchema::new(
-        vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint()), ("s".into(), DataType::string())],
-        vec![],
-        vec!["id".into()],
-        Default::default(),
-        0,
-    )
-    .unwrap();
-    Arc::new(KeyValueLayout::new(&schema).unwrap())
-}
-
-fn batch(layout: &KeyValueLayout, recs: &[Rec]) -> RecordBatch {
-    let cols: Vec<ArrayRef> = vec![
-        Arc::new(Int64Array::from_iter_values(recs.iter().map(|r| r.key))),
-        Arc::new(Int64Array::from_iter_values(recs.iter().map(|r| r.seq))),
-        Arc::new(Int8Array::from_iter_values(recs.iter().map(|r| r.kind))),
-        Arc::new(Int64Array::from_iter_values(recs.iter().map(|r| r.key))),
-        Arc::new(Int64Array::from(recs.iter().map(|r| r.v).collect::<Vec<_>>())),
-        Arc::new(StringArray::from(recs.iter().map(|r| r.s.clone()).collect::<Vec<_>>())),
-    ];
-    RecordBatch::try_new(layout.file_schema.clone(), cols).unwrap()
-}
+use strata_format::{AggFunction, MergeConfig, MergeIterator, Run};
+use strata_spec::MergeEngine;
 
 fn runs_strategy() -> impl Strategy<Value = (Vec<Vec<Rec>>, usize, usize)> {
     let rec =

@@ -3,29 +3,20 @@
 //! read's check that its file holds none still sees them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int64Type, Int8Type};
 use arrow_array::{ArrayRef, Int64Array, Int8Array, RecordBatch, StringArray};
-use strata_format::{
-    open_data_file_pruned, CmpOp, DataFileRef, FileFormat, KeyValueLayout, KvFileWriter, Predicate, WriterConfig,
-    VALUE_KIND,
-};
+use strata_format::{open_data_file_pruned, CmpOp, DataFileRef, KvFileWriter, Predicate, VALUE_KIND};
 use strata_io::{FileIO, MemoryFileIO};
-use strata_spec::{DataType, Datum, FileSource, TableSchema, TypeRoot};
+use strata_spec::{DataType, Datum, TypeRoot};
 
 #[test]
 fn the_row_filter_keeps_matching_rows_and_every_retraction() {
-    let schema = TableSchema::new(
-        vec![("id".into(), DataType::bigint()), ("v".into(), DataType::bigint()), ("s".into(), DataType::string())],
-        vec![],
-        vec!["id".into()],
-        Default::default(),
-        0,
-    )
-    .unwrap();
-    let layout = Arc::new(KeyValueLayout::new(&schema).unwrap());
+    let layout = common::layout();
     let n = 1000i64;
     // Key 500 is a DELETE whose value fails the filter.
     let kind = |i: i64| if i == 500 { 3i8 } else { 0 };
@@ -39,14 +30,7 @@ fn the_row_filter_keeps_matching_rows_and_every_retraction() {
         Arc::new(StringArray::from_iter_values((0..n).map(|i| format!("s{i}")))),
     ];
     let io: Arc<dyn FileIO> = Arc::new(MemoryFileIO::new());
-    let cfg = WriterConfig {
-        format: FileFormat::Parquet,
-        compression: "zstd".into(),
-        target_file_size: 1 << 30,
-        schema_id: 0,
-        level: 1,
-        file_source: FileSource::Compact,
-    };
+    let cfg = common::writer_config(1);
     let mut w = KvFileWriter::new(io.clone(), "/b".into(), Box::new(|| "f.parquet".into()), layout.clone(), cfg);
     w.write(&RecordBatch::try_new(layout.file_schema.clone(), cols).unwrap()).unwrap();
     let file = DataFileRef::new("/b/f.parquet".into(), w.close().unwrap().remove(0), None);
