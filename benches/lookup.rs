@@ -14,6 +14,11 @@
 //! - `*_bytes`: bytes read from the table's files by each kind of lookup (one `get`, one `get_many` of each
 //!   size), from a counting file system.
 //!
+//!
+//! Ingest (scripts/bench-load.sh): `input DIR ROWS` writes the rows `make` writes as Arrow IPC streams
+//! (`DIR/round-K.arrow`), and `load WAREHOUSE INPUT_DIR [mor|dv] [BUCKETS]` writes the table from them, one
+//! commit per round with its compactions, printing the time; paimon-rust loads the same files.
+//!
 //! Without arguments (a plain `cargo bench`) it says how to run it.
 #![allow(missing_docs)]
 
@@ -22,6 +27,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow_ipc::reader::StreamReader;
+use arrow_ipc::writer::StreamWriter;
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -106,8 +113,22 @@ fn rows(ids: &[i64], round: usize) -> Res<RecordBatch> {
     Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
 }
 
-/// Writes the bench table; `dv` false makes it merge-on-read (its background compaction left as it lands).
-fn make(dir: &str, n: usize, dv: bool, buckets: usize) -> Res<()> {
+/// The ids of each round: every key in round 0 (the load), then 10% of the keys at random, sorted and
+/// deduplicated, in each update round.
+fn round_ids(n: usize) -> Vec<Vec<i64>> {
+    let mut rng = StdRng::seed_from_u64(1);
+    let mut out = vec![(0..n as i64).collect::<Vec<i64>>()];
+    for _ in 0..ROUNDS {
+        let mut ids: Vec<i64> = (0..n / 10).map(|_| rng.random_range(0..n as i64)).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        out.push(ids);
+    }
+    out
+}
+
+/// Creates the bench table at `DIR/db.db/t`; `dv` false makes it merge-on-read.
+fn create(dir: &str, dv: bool, buckets: usize) -> Res<Table> {
     let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
     let mut cols = vec![("id".to_string(), DataType::not_null(TypeRoot::BigInt))];
     cols.extend((0..STRINGS).map(|i| (format!("s{i}"), DataType::string())));
@@ -115,22 +136,68 @@ fn make(dir: &str, n: usize, dv: bool, buckets: usize) -> Res<()> {
     let options = [("bucket", buckets.as_str()), ("deletion-vectors.enabled", if dv { "true" } else { "false" })];
     let options = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     let schema = TableSchema::new(cols, vec![], vec!["id".into()], options, 0)?;
-    let table = Table::create(io, &format!("{dir}/db.db/t"), schema)?;
-    let mut rng = StdRng::seed_from_u64(1);
-    let mut ids: Vec<i64> = (0..n as i64).collect();
-    for round in 0..=ROUNDS {
-        if round > 0 {
-            ids = (0..n / 10).map(|_| rng.random_range(0..n as i64)).collect();
-            ids.sort_unstable();
-            ids.dedup();
-        }
-        let mut write = TableWrite::new(&table)?;
-        for part in ids.chunks(100_000) {
-            write.write_batch(&rows(part, round)?)?;
-        }
-        let messages = write.prepare_commit_waiting()?;
-        commit_batch("bench", &table, &mut write, messages, None)?;
+    Ok(Table::create(io, &format!("{dir}/db.db/t"), schema)?)
+}
+
+/// Writes one round's batches as one commit (waiting for its compactions, as a batch writer does).
+fn write_round(table: &Table, batches: impl Iterator<Item = Res<RecordBatch>>) -> Res<()> {
+    let started = Instant::now();
+    let mut write = TableWrite::new(table)?;
+    for batch in batches {
+        write.write_batch(&batch?)?;
     }
+    let written = started.elapsed().as_secs_f64();
+    let messages = write.prepare_commit_waiting()?;
+    let prepared = started.elapsed().as_secs_f64();
+    commit_batch("bench", table, &mut write, messages, None)?;
+    if std::env::var_os("LOAD_PHASES").is_some() {
+        eprintln!(
+            "write {written:.3} s, prepare {:.3} s, commit {:.3} s",
+            prepared - written,
+            started.elapsed().as_secs_f64() - prepared
+        );
+    }
+    Ok(())
+}
+
+/// Writes the bench table; `dv` false makes it merge-on-read (its background compaction left as it lands).
+fn make(dir: &str, n: usize, dv: bool, buckets: usize) -> Res<()> {
+    let table = create(dir, dv, buckets)?;
+    for (round, ids) in round_ids(n).iter().enumerate() {
+        write_round(&table, ids.chunks(100_000).map(|part| rows(part, round)))?;
+    }
+    Ok(())
+}
+
+/// Writes the rows `make` writes as Arrow IPC streams, `DIR/round-K.arrow` (batches of 100,000 rows), the
+/// input of `load` here and of the paimon-rust side of scripts/bench-load.sh.
+fn input(dir: &str, n: usize) -> Res<()> {
+    std::fs::create_dir_all(dir)?;
+    for (round, ids) in round_ids(n).iter().enumerate() {
+        let file = std::io::BufWriter::new(std::fs::File::create(format!("{dir}/round-{round}.arrow"))?);
+        let mut w = StreamWriter::try_new(file, &rows(&[], round)?.schema())?;
+        for part in ids.chunks(100_000) {
+            w.write(&rows(part, round)?)?;
+        }
+        w.finish()?;
+    }
+    Ok(())
+}
+
+/// Loads the table from `input`'s files, one commit per round, and prints the time in seconds (the clock
+/// runs from the first batch read to the last commit; reading the input is in it, as in the peer's).
+fn load(dir: &str, inputs: &str, dv: bool, buckets: usize) -> Res<()> {
+    let table = create(dir, dv, buckets)?;
+    let started = Instant::now();
+    let mut rows = 0usize;
+    for round in 0..=ROUNDS {
+        let file = std::io::BufReader::new(std::fs::File::open(format!("{inputs}/round-{round}.arrow"))?);
+        let reader = StreamReader::try_new(file, None)?;
+        let batches =
+            reader.map(|b| b.map_err(Into::into)).inspect(|b| rows += b.as_ref().map_or(0, RecordBatch::num_rows));
+        write_round(&table, batches)?;
+    }
+    println!("{{\"load_s\": {:.3}, \"rows\": {rows}}}", started.elapsed().as_secs_f64());
     Ok(())
 }
 
@@ -321,6 +388,12 @@ fn main() -> Res<()> {
             let buckets = arg(4).map(str::parse).transpose()?.unwrap_or(4);
             make(dir, n, arg(3) != Some("mor"), buckets)
         }
+        (Some("input"), Some(dir), Some(Ok(n))) => input(dir, n),
+        (Some("load"), Some(dir), Some(_)) => {
+            let inputs = arg(2).ok_or("load DIR INPUT_DIR [mor|dv] [BUCKETS]")?;
+            let buckets = arg(4).map(str::parse).transpose()?.unwrap_or(4);
+            load(dir, inputs, arg(3) != Some("mor"), buckets)
+        }
         (Some("measure"), Some(table), Some(Ok(n))) => measure(table, n),
         (Some("query"), Some(table), Some(Ok(n))) => query_only(table, n),
         (Some("get"), Some(table), Some(Ok(n))) => get_only(table, n, 1000),
@@ -328,7 +401,7 @@ fn main() -> Res<()> {
         (Some("filter"), Some(table), Some(Ok(n))) => filter_only(table, n, 7),
         _ => {
             eprintln!(
-                "lookup: run through scripts/bench-lookup.sh (make DIR ROWS [mor|dv] [BUCKETS] | measure TABLE ROWS | query TABLE ROWS | get TABLE ROWS | scan TABLE ROWS | filter TABLE ROWS)"
+                "lookup: run through scripts/bench-lookup.sh (make DIR ROWS [mor|dv] [BUCKETS] | input DIR ROWS | load DIR INPUT_DIR [mor|dv] [BUCKETS] | measure TABLE ROWS | query TABLE ROWS | get TABLE ROWS | scan TABLE ROWS | filter TABLE ROWS)"
             );
             Ok(())
         }

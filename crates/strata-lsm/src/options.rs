@@ -49,6 +49,12 @@ pub struct WriterOptions {
 }
 
 impl WriterOptions {
+    /// Bytes from which a file that overlaps nothing is moved up a level rather than rewritten (Paimon's
+    /// `MergeTreeCompactTask`: 70% of `target-file-size`).
+    pub(crate) fn min_file_size(&self) -> i64 {
+        (self.target_file_size / 10 * 7) as i64
+    }
+
     /// Options of `schema`.
     pub fn from_schema(schema: &TableSchema) -> Result<Self> {
         let o = schema.core_options();

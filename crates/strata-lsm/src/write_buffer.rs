@@ -28,6 +28,8 @@ pub(crate) struct WriteBuffer {
     spilled: Vec<SpilledRun>,
     spilled_bytes: u64,
     counter: u64,
+    /// The spill being written on its own thread, if any.
+    pending: Option<PendingSpill>,
 }
 
 /// How and how much to spill.
@@ -44,6 +46,16 @@ pub(crate) struct SpillSettings {
 /// A sorted run in a local IPC file.
 struct SpilledRun {
     path: PathBuf,
+    bytes: u64,
+}
+
+/// A spill running on its own thread, so that the writer takes more rows while it sorts and writes. It
+/// holds its rows (shared with the thread, not copied) until the run is on disk; a spill that fails hands
+/// them back to the buffer.
+struct PendingSpill {
+    batches: Vec<RecordBatch>,
+    bytes: u64,
+    handle: std::thread::JoinHandle<Result<SpilledRun>>,
 }
 
 impl WriteBuffer {
@@ -58,6 +70,7 @@ impl WriteBuffer {
             spilled: Vec::new(),
             spilled_bytes: 0,
             counter: 0,
+            pending: None,
         }
     }
 
@@ -67,9 +80,35 @@ impl WriteBuffer {
         self.batches.push(batch);
     }
 
-    /// Bytes held in memory.
+    /// Bytes held in memory and not yet being spilled.
     pub(crate) fn memory_bytes(&self) -> u64 {
         self.bytes
+    }
+
+    /// Whether a spill is being written.
+    pub(crate) fn spilling(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Waits for the spill being written. If it failed, its rows are back in memory and its error is
+    /// returned (nothing is lost: the caller may spill again or flush).
+    pub(crate) fn settle(&mut self) -> Result<()> {
+        let Some(p) = self.pending.take() else { return Ok(()) };
+        let outcome = p.handle.join().unwrap_or_else(|panic| {
+            Err(Error::invalid("spill write buffer", strata_spec::panic_message(panic.as_ref())))
+        });
+        match outcome {
+            Ok(run) => {
+                self.spilled_bytes += run.bytes;
+                self.spilled.push(run);
+                Ok(())
+            }
+            Err(e) => {
+                self.bytes += p.bytes;
+                self.batches.extend(p.batches);
+                Err(e)
+            }
+        }
     }
 
     /// Rows held in memory.
@@ -79,7 +118,7 @@ impl WriteBuffer {
 
     /// Whether nothing is buffered, in memory or spilled.
     pub(crate) fn is_empty(&self) -> bool {
-        self.batches.is_empty() && self.spilled.is_empty()
+        self.batches.is_empty() && self.spilled.is_empty() && self.pending.is_none()
     }
 
     /// Number of spilled runs waiting for the next flush.
@@ -88,40 +127,36 @@ impl WriteBuffer {
     }
 
     /// Spills the memory part as one sorted run if spilling is allowed and within its limits; returns
-    /// whether it did (if not, the caller flushes to level 0 instead).
+    /// whether it did (if not, the caller flushes to level 0 instead). The run is sorted and written on its
+    /// own thread; a spill still being written is waited for first, so at most one runs per buffer.
     pub(crate) fn try_spill(&mut self, batch_size: usize) -> Result<bool> {
         let Some(settings) = self.spill.clone() else { return Ok(false) };
+        self.settle()?;
         if self.batches.is_empty() {
             return Ok(true);
         }
         if self.spilled.len() + 1 >= settings.max_runs || self.spilled_bytes >= settings.max_disk_size {
             return Ok(false);
         }
-        let _span = tracing::debug_span!("spill_write_buffer", rows = self.memory_rows()).entered();
         let path = self.dir.path()?.join(format!("run-{}.arrow", self.counter));
         self.counter += 1;
-        let sorted = self.sorted(batch_size)?;
-        let shown = path.display().to_string();
-        let file = File::create(&path).map_err(|e| Error::io(&shown, e))?;
-        let compression = match settings.compression.as_str() {
-            "zstd" => Some(CompressionType::ZSTD),
-            "lz4" => Some(CompressionType::LZ4_FRAME),
-            _ => None,
-        };
-        let ipc_err = |e: arrow_schema::ArrowError| Error::invalid(format!("spill file {shown}"), e.to_string());
-        let options = IpcWriteOptions::default().try_with_compression(compression).map_err(ipc_err)?;
-        let mut w = FileWriter::try_new_with_options(BufWriter::new(file), &self.layout.file_schema, options)
-            .map_err(ipc_err)?;
-        for b in &sorted {
-            w.write(b).map_err(ipc_err)?;
+        let batches = std::mem::take(&mut self.batches);
+        let bytes = std::mem::take(&mut self.bytes);
+        let (layout, rows) = (self.layout.clone(), batches.clone());
+        let spawned = std::thread::Builder::new()
+            .name("strata-spill".into())
+            .spawn(move || write_run(&layout, &rows, batch_size, path, &settings));
+        match spawned {
+            Ok(handle) => {
+                self.pending = Some(PendingSpill { batches, bytes, handle });
+                Ok(true)
+            }
+            Err(e) => {
+                self.batches = batches;
+                self.bytes = bytes;
+                Err(Error::io("spill thread", e))
+            }
         }
-        w.finish().map_err(ipc_err)?;
-        let bytes = std::fs::metadata(&path).map_err(|e| Error::io(&shown, e))?.len();
-        self.spilled_bytes += bytes;
-        self.spilled.push(SpilledRun { path });
-        self.batches.clear();
-        self.bytes = 0;
-        Ok(true)
     }
 
     /// Everything buffered as sorted runs (spilled runs first, then memory), each ordered by key then sequence
@@ -143,6 +178,10 @@ impl WriteBuffer {
     /// Like [`runs`](Self::runs), with the memory part already sorted by
     /// [`sorted_memory`](Self::sorted_memory) (so a caller that reads the runs twice sorts once).
     pub(crate) fn runs_with(&self, sorted_memory: Vec<RecordBatch>) -> Result<Vec<Run>> {
+        if self.pending.is_some() {
+            // Its rows are in neither part yet: reading on would leave them out.
+            return Err(Error::invalid("write buffer", "runs read while a spill is being written (settle first)"));
+        }
         let mut runs: Vec<Run> = Vec::new();
         for run in &self.spilled {
             runs.push(Box::new(SpillReader::open(&run.path)?));
@@ -155,6 +194,8 @@ impl WriteBuffer {
 
     /// Drops everything buffered (after a successful flush): memory, and the spilled files.
     pub(crate) fn clear(&mut self) {
+        // A flush settles first; a spill still running here is waited for so that its file goes too.
+        let _ = self.settle();
         for run in self.spilled.drain(..) {
             // Scratch data: a failed removal leaves a file in the temporary directory, removed with it.
             let _ = std::fs::remove_file(&run.path);
@@ -171,27 +212,91 @@ impl WriteBuffer {
         }
     }
 
-    /// The memory part sorted by key then sequence number, in batches of `batch_size`. Measured: concatenating
-    /// first and gathering with `take` beats gathering across the buffered batches with `interleave`, whose
-    /// per-row source lookup dominated ingestion profiles.
+    /// The memory part sorted by key then sequence number, in batches of `batch_size`.
     fn sorted(&self, batch_size: usize) -> Result<Vec<RecordBatch>> {
-        let k = self.layout.key_arity();
-        let sort_err = |e: arrow_schema::ArrowError| Error::invalid("sort write buffer", e.to_string());
-        let batch = arrow_select::concat::concat_batches(&self.layout.file_schema, &self.batches).map_err(sort_err)?;
-        let mut fields: Vec<SortField> =
-            self.layout.key_fields.iter().map(|f| SortField::new(to_arrow(&f.data_type))).collect();
-        fields.push(SortField::new(arrow_schema::DataType::Int64));
-        let converter = RowConverter::new(fields).map_err(sort_err)?;
-        let mut cols: Vec<ArrayRef> = batch.columns()[..k].to_vec();
-        cols.push(batch.column(self.layout.seq_index()).clone());
-        let rows: Rows = converter.convert_columns(&cols).map_err(sort_err)?;
-        let mut order: Vec<u32> = (0..batch.num_rows() as u32).collect();
-        order.sort_unstable_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
-        let indices = arrow_array::UInt32Array::from(order);
-        let sorted = arrow_select::take::take_record_batch(&batch, &indices).map_err(sort_err)?;
-        let step = batch_size.max(1);
-        Ok((0..sorted.num_rows()).step_by(step).map(|o| sorted.slice(o, step.min(sorted.num_rows() - o))).collect())
+        sort_batches(&self.layout, &self.batches, batch_size)
     }
+}
+
+impl Drop for WriteBuffer {
+    fn drop(&mut self) {
+        // The spill thread writes into the scratch directory, which goes with the buffer.
+        let _ = self.settle();
+    }
+}
+
+/// The memory part sorted by key then sequence number, in batches of `batch_size`. Measured: concatenating
+/// first and gathering with `take` beats gathering across the buffered batches with `interleave`, whose
+/// per-row source lookup dominated ingestion profiles.
+fn sort_batches(layout: &KeyValueLayout, batches: &[RecordBatch], batch_size: usize) -> Result<Vec<RecordBatch>> {
+    let k = layout.key_arity();
+    let sort_err = |e: arrow_schema::ArrowError| Error::invalid("sort write buffer", e.to_string());
+    let batch = arrow_select::concat::concat_batches(&layout.file_schema, batches).map_err(sort_err)?;
+    let mut fields: Vec<SortField> = layout.key_fields.iter().map(|f| SortField::new(to_arrow(&f.data_type))).collect();
+    fields.push(SortField::new(arrow_schema::DataType::Int64));
+    let converter = RowConverter::new(fields).map_err(sort_err)?;
+    let mut cols: Vec<ArrayRef> = batch.columns()[..k].to_vec();
+    cols.push(batch.column(layout.seq_index()).clone());
+    let rows: Rows = converter.convert_columns(&cols).map_err(sort_err)?;
+    let step = batch_size.max(1);
+    let slices = |b: &RecordBatch| -> Vec<RecordBatch> {
+        (0..b.num_rows()).step_by(step).map(|o| b.slice(o, step.min(b.num_rows() - o))).collect()
+    };
+    if (1..rows.num_rows()).all(|i| rows.row(i - 1) <= rows.row(i)) {
+        // Rows written in key order (time-ordered keys, a sorted load) need no gather.
+        return Ok(slices(&batch));
+    }
+    let mut order: Vec<u32> = (0..batch.num_rows() as u32).collect();
+    order.sort_unstable_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
+    let indices = arrow_array::UInt32Array::from(order);
+    let sorted = arrow_select::take::take_record_batch(&batch, &indices).map_err(sort_err)?;
+    Ok(slices(&sorted))
+}
+
+/// Writes `batches` sorted, as one run in an IPC file at `path` (removed again if that fails).
+fn write_run(
+    layout: &KeyValueLayout,
+    batches: &[RecordBatch],
+    batch_size: usize,
+    path: PathBuf,
+    settings: &SpillSettings,
+) -> Result<SpilledRun> {
+    let _span =
+        tracing::debug_span!("spill_write_buffer", rows = batches.iter().map(RecordBatch::num_rows).sum::<usize>())
+            .entered();
+    let written = write_ipc(layout, &sort_batches(layout, batches, batch_size)?, &path, settings);
+    match written {
+        Ok(bytes) => Ok(SpilledRun { path, bytes }),
+        Err(e) => {
+            let _ = std::fs::remove_file(&path);
+            Err(e)
+        }
+    }
+}
+
+/// Writes sorted batches as an IPC file; its size.
+fn write_ipc(
+    layout: &KeyValueLayout,
+    sorted: &[RecordBatch],
+    path: &std::path::Path,
+    settings: &SpillSettings,
+) -> Result<u64> {
+    let shown = path.display().to_string();
+    let file = File::create(path).map_err(|e| Error::io(&shown, e))?;
+    let compression = match settings.compression.as_str() {
+        "zstd" => Some(CompressionType::ZSTD),
+        "lz4" => Some(CompressionType::LZ4_FRAME),
+        _ => None,
+    };
+    let ipc_err = |e: arrow_schema::ArrowError| Error::invalid(format!("spill file {shown}"), e.to_string());
+    let options = IpcWriteOptions::default().try_with_compression(compression).map_err(ipc_err)?;
+    let mut w =
+        FileWriter::try_new_with_options(BufWriter::new(file), &layout.file_schema, options).map_err(ipc_err)?;
+    for b in sorted {
+        w.write(b).map_err(ipc_err)?;
+    }
+    w.finish().map_err(ipc_err)?;
+    Ok(std::fs::metadata(path).map_err(|e| Error::io(&shown, e))?.len())
 }
 
 /// Reads a spilled run back batch by batch.
@@ -287,6 +392,8 @@ mod tests {
                     assert!(buf.try_spill(16).unwrap());
                 }
             }
+            assert!(buf.runs(16).is_err(), "{codec}: runs read past a spill still being written");
+            buf.settle().unwrap();
             assert_eq!(buf.spilled_runs(), 3);
             let dir = buf.dir.path().unwrap();
             let runs = buf.runs(16).unwrap();

@@ -18,7 +18,7 @@ use strata_spec::{DataFileMeta, DataType, Error, FileSource, MergeEngine, Result
 use crate::bucket_lookup::BucketLookup;
 use crate::compact::job::{Applied, UnitJob};
 use crate::compact::pool::{compaction_pool, BackgroundJob, Polled};
-use crate::compact::{pick_force_up_level0, pick_full, CompactUnit, ForceUpMode};
+use crate::compact::{pick_force_up_level0, pick_full, pick_level0_alone_up, CompactUnit, ForceUpMode};
 use crate::files::{remove_files, FileFactory};
 use crate::levels::{LevelSortedRun, Levels};
 use crate::lookup::LookupLevels;
@@ -134,14 +134,7 @@ impl MergeTreeWriter {
             .map_err(|e| Error::invalid("write", format!("rows do not match the table: {e}")))?;
         self.next_seq += n as i64;
         self.buffer.push(batch);
-        if self.buffer.memory_bytes() < self.opts.write_buffer_size {
-            return Ok(());
-        }
-        let spilled = self.buffer.try_spill(self.opts.batch_size).unwrap_or_else(|e| {
-            tracing::warn!(dir = self.bucket_dir, error = %e, "spilling the write buffer failed; flushing to level 0");
-            false
-        });
-        if spilled {
+        if self.buffer.memory_bytes() < self.memory_limit() || self.spill() {
             return Ok(());
         }
         if let Err(e) = self.flush() {
@@ -152,6 +145,54 @@ impl MergeTreeWriter {
         }
         // The rows are in level-0 files now; a compaction error below does not undo that.
         self.trigger_compaction()
+    }
+
+    /// Bytes of rows the memory part of the buffer may hold: all of `write-buffer-size` when the buffer
+    /// flushes, half when it spills, since a spill holds its rows until they are on disk while the other half
+    /// fills (so the rows held stay within the size).
+    fn memory_limit(&self) -> u64 {
+        if self.opts.spill.is_some() {
+            self.opts.write_buffer_size / 2
+        } else {
+            self.opts.write_buffer_size
+        }
+    }
+
+    /// Waits for the write buffer's spill being written, if any (its rows are on disk or, if it failed,
+    /// back in memory, where the next release or flush takes them).
+    pub fn settle_spill(&mut self) {
+        if let Err(e) = self.buffer.settle() {
+            tracing::warn!(dir = self.bucket_dir, error = %e, "spilling the write buffer failed; its rows stay buffered");
+        }
+    }
+
+    /// Whether the write buffer is writing a spill.
+    pub fn spilling(&self) -> bool {
+        self.buffer.spilling()
+    }
+
+    /// Bytes the write buffer holds in memory and has not handed to a spill (what `write-buffer-size`
+    /// bounds; a spill being written holds its rows until they are on disk, at most one per bucket).
+    pub fn buffered_bytes(&self) -> u64 {
+        self.buffer.memory_bytes()
+    }
+
+    /// Empties the memory part of the write buffer: spilled as a sorted run where the buffer may spill, else
+    /// flushed to level 0 (and compaction triggered). The rows stay buffered if that fails.
+    pub fn release_buffer(&mut self) -> Result<()> {
+        if self.buffer.memory_bytes() == 0 || self.spill() {
+            return Ok(());
+        }
+        self.flush()?;
+        self.trigger_compaction()
+    }
+
+    /// Spills the memory part if the buffer may spill and within its limits; whether it did.
+    fn spill(&mut self) -> bool {
+        self.buffer.try_spill(self.opts.batch_size).unwrap_or_else(|e| {
+            tracing::warn!(dir = self.bucket_dir, error = %e, "spilling the write buffer failed; flushing to level 0");
+            false
+        })
     }
 
     fn file_factory(&self) -> FileFactory {
@@ -172,6 +213,10 @@ impl MergeTreeWriter {
     pub fn flush(&mut self) -> Result<()> {
         if self.buffer.is_empty() {
             return Ok(());
+        }
+        if let Err(e) = self.buffer.settle() {
+            // Its rows are back in memory and are flushed with the rest.
+            tracing::warn!(dir = self.bucket_dir, error = %e, "spilling the write buffer failed; flushing to level 0");
         }
         let _span = tracing::debug_span!(
             "flush",
@@ -262,12 +307,18 @@ impl MergeTreeWriter {
                     &runs,
                 )
             } else {
-                self.opts.universal.pick(self.levels.num_levels(), &runs)
+                self.pick_universal(&runs)
             };
             let Some(unit) = unit else { break };
             self.run_unit(unit, false)?;
         }
         Ok(())
+    }
+
+    /// Merge-on-read's pick: the universal pick, else level 0 taken up while nothing lies deeper.
+    fn pick_universal(&self, runs: &[LevelSortedRun]) -> Option<CompactUnit> {
+        let levels = self.levels.num_levels();
+        self.opts.universal.pick(levels, runs).or_else(|| pick_level0_alone_up(levels, runs, self.opts.min_file_size()))
     }
 
     /// Executes one compaction unit here and now.
@@ -314,7 +365,7 @@ impl MergeTreeWriter {
             return Ok(false);
         }
         let runs = self.levels.sorted_runs();
-        let Some(unit) = self.opts.universal.pick(self.levels.num_levels(), &runs) else { return Ok(false) };
+        let Some(unit) = self.pick_universal(&runs) else { return Ok(false) };
         let Some(job) = self.unit_job(unit, false) else { return Ok(false) };
         let Some(job) = BackgroundJob::start(job)? else { return Ok(false) };
         self.in_flight = Some(job);

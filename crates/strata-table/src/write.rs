@@ -63,6 +63,10 @@ pub struct TableWrite {
     value_types: Vec<DataType>,
     /// The Arrow schema rows are conformed to (the table's columns).
     value_schema: arrow_schema::SchemaRef,
+    /// `write-buffer-size`: the memory of all bucket writers' buffers together.
+    write_buffer_size: u64,
+    /// `write-buffer-spillable`.
+    spillable: bool,
 }
 
 impl TableWrite {
@@ -127,6 +131,8 @@ impl TableWrite {
             bucket_idx,
             rowkind_idx,
             value_types,
+            write_buffer_size: options.write_buffer_size()?,
+            spillable: options.write_buffer_spillable()?,
         })
     }
 
@@ -351,8 +357,46 @@ impl TableWrite {
         self.write_rows(batch, kinds)
     }
 
-    /// Routes rows to their buckets' writers.
+    /// Routes rows to their buckets' writers, then keeps their buffers within `write-buffer-size`.
     fn write_rows(&mut self, batch: &RecordBatch, kinds: &[i8]) -> Result<()> {
+        self.route_rows(batch, kinds)?;
+        self.preempt_buffers();
+        Ok(())
+    }
+
+    /// `write-buffer-size` bounds the buffers of all open buckets together, as Paimon's writers share one
+    /// memory pool of that size: past it, the bucket holding the most spills (or flushes), as Paimon's
+    /// `MemoryPoolFactory` preempts the largest owner. A spill is written on its own thread while writes go on
+    /// and holds its rows until they are on disk; one runs at a time, and the memory parts spill at half the
+    /// size, so the rows held stay within it. Each bucket writer also keeps its own buffer within the size,
+    /// so this is best effort: a bucket that cannot release keeps its rows buffered (nothing is lost; its next
+    /// write or the commit flushes them) and the write goes on.
+    fn preempt_buffers(&mut self) {
+        let limit = if self.spillable { self.write_buffer_size / 2 } else { self.write_buffer_size };
+        for _ in 0..self.writers.len() {
+            let total: u64 = self.writers.values().map(|b| b.writer.buffered_bytes()).sum();
+            if total <= limit {
+                return;
+            }
+            let Some(key) = self.writers.iter().max_by_key(|(_, b)| b.writer.buffered_bytes()).map(|(k, _)| k.clone())
+            else {
+                return;
+            };
+            for (k, b) in self.writers.iter_mut() {
+                if *k != key && b.writer.spilling() {
+                    b.writer.settle_spill();
+                }
+            }
+            let Some(largest) = self.writers.get_mut(&key) else { return };
+            if let Err(e) = largest.writer.release_buffer() {
+                tracing::warn!(bucket = largest.writer.bucket(), error = %e, "releasing a write buffer failed");
+                return;
+            }
+        }
+    }
+
+    /// Routes rows to their buckets' writers.
+    fn route_rows(&mut self, batch: &RecordBatch, kinds: &[i8]) -> Result<()> {
         if kinds.len() != batch.num_rows() {
             return Err(Error::invalid("rows", format!("{} kinds for {} rows", kinds.len(), batch.num_rows())));
         }

@@ -84,8 +84,7 @@ impl UnitJob {
                 })
             })
             .collect::<Result<_>>()?;
-        let min_file_size = (self.opts.target_file_size / 10 * 7) as i64;
-        for step in plan_task(&task_files, min_file_size, |a, b| strata_spec::compare_rows(a, b)) {
+        for step in plan_task(&task_files, self.opts.min_file_size(), |a, b| strata_spec::compare_rows(a, b)) {
             match step {
                 TaskStep::Upgrade(i) => {
                     let (r, f) = indexed[i];

@@ -5,4 +5,6 @@ pub(crate) mod job;
 pub(crate) mod pick;
 pub(crate) mod pool;
 
-pub(crate) use pick::{pick_force_up_level0, pick_full, CompactUnit, ForceUpMode, UniversalCompaction};
+pub(crate) use pick::{
+    pick_force_up_level0, pick_full, pick_level0_alone_up, CompactUnit, ForceUpMode, UniversalCompaction,
+};

@@ -140,6 +140,26 @@ pub(crate) fn pick_force_up_level0(
     universal.pick_for_size_ratio_from(num_levels as i32 - 1, runs, level0, true)
 }
 
+/// A merge-on-read bucket's first large write moved out of level 0: when every sorted run of the bucket is
+/// in level 0 and together they hold at least `min_file_size` bytes, all of them go to the max level.
+///
+/// The universal pick would leave them in level 0 until `num-sorted-run.compaction-trigger` runs, and then,
+/// as nothing lies deeper, merge every run (the large write and the small updates since) into the max level:
+/// the whole bucket rewritten for a few updates. Taken up now, a write's own files are disjoint and large,
+/// so the task upgrades them without a rewrite ([`plan_task`]), and later updates merge among themselves
+/// above them. Runs that overlap are merged, as the universal pick would merge them later.
+pub(crate) fn pick_level0_alone_up(
+    num_levels: usize,
+    runs: &[LevelSortedRun],
+    min_file_size: i64,
+) -> Option<CompactUnit> {
+    if num_levels < 2 || runs.is_empty() || runs.iter().any(|r| r.level != 0) {
+        return None;
+    }
+    let size: i64 = runs.iter().map(LevelSortedRun::total_size).sum();
+    (size >= min_file_size).then(|| CompactUnit { output_level: num_levels as i32 - 1, run_count: runs.len() })
+}
+
 /// A full compaction: every run into the max level.
 pub(crate) fn pick_full(num_levels: usize, runs: &[LevelSortedRun]) -> Option<CompactUnit> {
     if runs.is_empty() {
@@ -273,6 +293,24 @@ mod tests {
         // Size amplification: the newer runs outweigh the oldest by more than 200%.
         let amp = vec![run(0, 100), run(0, 100), run(0, 100), run(1, 100), run(5, 100)];
         assert_eq!(u.pick(6, &amp), Some(CompactUnit { output_level: 5, run_count: 5 }));
+    }
+
+    #[test]
+    fn level0_alone_goes_up_once_it_is_large() {
+        // Nothing deeper and enough bytes: every level-0 run to the max level.
+        assert_eq!(
+            pick_level0_alone_up(6, &[run(0, 60), run(0, 50)], 100),
+            Some(CompactUnit { output_level: 5, run_count: 2 })
+        );
+        // Too small yet, or something deeper already (the universal pick decides then), or one level only.
+        assert_eq!(pick_level0_alone_up(6, &[run(0, 60), run(0, 30)], 100), None);
+        assert_eq!(pick_level0_alone_up(6, &[run(0, 1000), run(5, 10)], 100), None);
+        assert_eq!(pick_level0_alone_up(6, &[], 0), None);
+        assert_eq!(pick_level0_alone_up(1, &[run(0, 1000)], 100), None);
+        // Updates above a moved write: the universal pick merges them among themselves, above it.
+        let after: Vec<_> = (0..4).map(|_| run(0, 10)).chain([run(5, 1000)]).collect();
+        assert_eq!(pick_level0_alone_up(6, &after, 100), None);
+        assert_eq!(universal().pick(6, &after), Some(CompactUnit { output_level: 4, run_count: 4 }));
     }
 
     #[test]
