@@ -104,8 +104,10 @@ impl WriteBuffer {
                 Ok(())
             }
             Err(e) => {
+                // Back in front of what came since: `pop_last` must still take back the newest batch.
                 self.bytes += p.bytes;
-                self.batches.extend(p.batches);
+                let newer = std::mem::replace(&mut self.batches, p.batches);
+                self.batches.extend(newer);
                 Err(e)
             }
         }
@@ -416,6 +418,26 @@ mod tests {
             drop(buf);
             assert!(!dir.exists(), "the spill directory outlived its buffer");
         }
+    }
+
+    #[test]
+    fn a_failed_spill_hands_its_rows_back_in_order() {
+        let l = layout();
+        let settings = SpillSettings { compression: "none".into(), max_disk_size: u64::MAX, max_runs: 128 };
+        let mut buf = WriteBuffer::new(l.clone(), Some(settings));
+        let first: Vec<(i64, i64)> = (0..50).map(|i| (i, i)).collect();
+        buf.push(batch(&l, &first));
+        // A directory where the spill file goes: the spill thread cannot create it.
+        std::fs::create_dir_all(buf.dir.path().unwrap().join("run-0.arrow")).unwrap();
+        assert!(buf.try_spill(16).unwrap(), "the spill did not start");
+        let second: Vec<(i64, i64)> = (50..60).map(|i| (i, i)).collect();
+        buf.push(batch(&l, &second));
+        assert!(buf.settle().is_err(), "the failed spill was not reported");
+        assert_eq!(buf.memory_rows(), 60, "the failed spill's rows did not come back");
+        // A write that is not accepted takes back its own batch, not the rows of the failed spill.
+        buf.pop_last();
+        let rows: Vec<(i64, i64)> = buf.runs(16).unwrap().into_iter().flat_map(keys_and_seqs).collect();
+        assert_eq!(rows, first);
     }
 
     #[test]
