@@ -9,9 +9,9 @@ What runs where:
 - Each unit of work (one bucket; for rows of a dynamic-bucket table, one partition) is written or compacted
   by exactly one task, which returns serialized commit messages and commits nothing.
 - The driver commits every task's messages in one commit. If a task fails (an error, a killed worker with no
-  retry left), nothing is committed: the messages of the tasks that finished are aborted (their files
-  removed), and a killed task's partial files are orphans that ``Table.clean`` removes. Running the job again
-  is safe. A concurrent commit that compacted the same buckets makes the commit a ``ConflictError``.
+  retry left), nothing is committed: the other tasks run to their end and their messages are aborted (their
+  files removed), and a killed task's partial files are orphans that ``Table.clean`` removes. Running the job
+  again is safe. A concurrent commit that compacted the same buckets makes the commit a ``ConflictError``.
 
 Requires ``ray`` (``pip install 'strata[ray]'``).
 """
@@ -46,8 +46,9 @@ def _compact_task(table: Table, units: List[BucketUnit], full: bool, before: Opt
 
 
 def _gather(table: Table, refs: List["ray.ObjectRef"]) -> List[CommitMessages]:
-    """Every task's messages; when one fails, the others are cancelled, whatever finished is aborted, and the
-    failure raised."""
+    """Every task's messages; when one fails, whatever the others wrote is aborted and the failure raised. The
+    others are waited for, not cancelled: a task killed while it runs leaves the files it wrote behind, with
+    no messages to abort them by."""
     done: List[CommitMessages] = []
     failure: Optional[BaseException] = None
     pending = list(refs)
@@ -58,8 +59,6 @@ def _gather(table: Table, refs: List["ray.ObjectRef"]) -> List[CommitMessages]:
         except BaseException as e:  # noqa: BLE001 (a task's failure, whatever it is, ends the job)
             if failure is None:
                 failure = e
-                for r in pending:
-                    ray.cancel(r, force=True)
     if failure is not None:
         table.abort(done)
         raise failure
