@@ -5,13 +5,12 @@
 //! into real buckets (`crate::postpone`).
 
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use strata_format::{datum_at, RowKind};
+use strata_format::RowKind;
 use strata_lsm::MergeTreeWriter;
 use strata_spec::{
-    bucket_of, key_hash, BinaryRow, DataType, Datum, Error, IndexManifestEntry, ManifestEntry, Result, Snapshot,
-    HASH_INDEX,
+    bucket_of, BinaryRow, DataType, Error, IndexManifestEntry, ManifestEntry, Result, Snapshot, HASH_INDEX,
 };
 
 use crate::bucket_mode::{check_writable, BucketMode, WritePurpose, POSTPONE_BUCKET};
@@ -19,6 +18,8 @@ use crate::dynamic_bucket::DynamicBuckets;
 use crate::paths::partition_path;
 use crate::table::Table;
 use strata_spec::CommitMessage;
+
+mod route;
 
 /// The base snapshot's live files by (serialized partition, bucket).
 type LiveByBucket = BTreeMap<(Vec<u8>, i32), Vec<ManifestEntry>>;
@@ -213,21 +214,6 @@ impl TableWrite {
         }
     }
 
-    /// The bucket of the row with partition `partition` and bucket-key values `key`.
-    fn route(&mut self, partition: &BinaryRow, partition_key: &[u8], key: &[Option<Datum>]) -> Result<i32> {
-        match &self.routing {
-            Routing::Fixed(n) => return bucket_of(key, &self.bucket_types, *n),
-            Routing::Postpone(_) => return bucket_of(key, &self.bucket_types, self.total_buckets(partition_key)?),
-            Routing::Dynamic(d) if d.is_loaded(partition_key) => {}
-            Routing::Dynamic(_) => self.load_dynamic_partition(partition)?,
-        }
-        let hash = key_hash(key, &self.bucket_types)?;
-        match &mut self.routing {
-            Routing::Dynamic(d) => d.assign(partition_key, partition.hash_code(), hash),
-            _ => Err(Error::invalid("write", "routing changed")),
-        }
-    }
-
     /// Loads a dynamic-bucket partition's hash indexes as of the latest snapshot (which becomes the base).
     fn load_dynamic_partition(&mut self, partition: &BinaryRow) -> Result<()> {
         self.refresh_base()?;
@@ -355,84 +341,6 @@ impl TableWrite {
             ));
         }
         self.write_rows(batch, kinds)
-    }
-
-    /// Routes rows to their buckets' writers, then keeps their buffers within `write-buffer-size`.
-    fn write_rows(&mut self, batch: &RecordBatch, kinds: &[i8]) -> Result<()> {
-        self.route_rows(batch, kinds)?;
-        self.preempt_buffers();
-        Ok(())
-    }
-
-    /// `write-buffer-size` bounds the buffers of all open buckets together, as Paimon's writers share one
-    /// memory pool of that size: past it, the bucket holding the most spills (or flushes), as Paimon's
-    /// `MemoryPoolFactory` preempts the largest owner. A spill is written on its own thread while writes go on
-    /// and holds its rows until they are on disk; one runs at a time, and the memory parts spill at half the
-    /// size, so the rows held stay within it. Each bucket writer also keeps its own buffer within the size,
-    /// so this is best effort: a bucket that cannot release keeps its rows buffered (nothing is lost; its next
-    /// write or the commit flushes them) and the write goes on.
-    fn preempt_buffers(&mut self) {
-        let limit = if self.spillable { self.write_buffer_size / 2 } else { self.write_buffer_size };
-        for _ in 0..self.writers.len() {
-            let total: u64 = self.writers.values().map(|b| b.writer.buffered_bytes()).sum();
-            if total <= limit {
-                return;
-            }
-            let Some(key) = self.writers.iter().max_by_key(|(_, b)| b.writer.buffered_bytes()).map(|(k, _)| k.clone())
-            else {
-                return;
-            };
-            for (k, b) in self.writers.iter_mut() {
-                if *k != key && b.writer.spilling() {
-                    b.writer.settle_spill();
-                }
-            }
-            let Some(largest) = self.writers.get_mut(&key) else { return };
-            if let Err(e) = largest.writer.release_buffer() {
-                tracing::warn!(bucket = largest.writer.bucket(), error = %e, "releasing a write buffer failed");
-                return;
-            }
-        }
-    }
-
-    /// Routes rows to their buckets' writers.
-    fn route_rows(&mut self, batch: &RecordBatch, kinds: &[i8]) -> Result<()> {
-        if kinds.len() != batch.num_rows() {
-            return Err(Error::invalid("rows", format!("{} kinds for {} rows", kinds.len(), batch.num_rows())));
-        }
-        let batch = self.conform(batch)?;
-        let mut groups: BTreeMap<(Vec<u8>, i32), (BinaryRow, Vec<u32>)> = BTreeMap::new();
-        if self.partition_idx.is_empty() && matches!(self.routing, Routing::Fixed(1)) {
-            // One partition, one bucket: every row goes to the same writer, as it is.
-            return self.writer(&BinaryRow::from_datums(&[], &[])?, 0)?.write(&batch, kinds);
-        }
-        for r in 0..batch.num_rows() {
-            let (partition, key) = self.partition_and_bucket_key(&batch, r)?;
-            let partition_key = partition.serialize();
-            let bucket = self.route(&partition, &partition_key, &key)?;
-            groups.entry((partition_key, bucket)).or_insert_with(|| (partition, Vec::new())).1.push(r as u32);
-        }
-        for ((_, bucket), (partition, rows)) in groups {
-            if rows.len() == batch.num_rows() {
-                // Every row in one group, in order: no copy.
-                self.writer(&partition, bucket)?.write(&batch, kinds)?;
-                continue;
-            }
-            let idx = UInt32Array::from(rows.clone());
-            let part = arrow_select::take::take_record_batch(&batch, &idx)
-                .map_err(|e| Error::invalid("rows", e.to_string()))?;
-            let k: Vec<i8> = rows.iter().map(|&r| kinds[r as usize]).collect();
-            self.writer(&partition, bucket)?.write(&part, &k)?;
-        }
-        Ok(())
-    }
-
-    /// Row `r`'s partition, and the values of its bucket key.
-    fn partition_and_bucket_key(&self, batch: &RecordBatch, r: usize) -> Result<(BinaryRow, Vec<Option<Datum>>)> {
-        let column = |i: &usize| datum_at(batch.column(*i).as_ref(), r);
-        let part = self.partition_idx.iter().map(column).collect::<Result<Vec<_>>>()?;
-        let key = self.bucket_idx.iter().map(column).collect::<Result<Vec<_>>>()?;
-        Ok((BinaryRow::from_datums(&part, &self.partition_types)?, key))
     }
 
     /// For each row of `batch`, the unit of work that must write it when rows are spread over many writers
