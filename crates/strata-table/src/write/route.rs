@@ -147,3 +147,62 @@ impl TableWrite {
         Ok((BinaryRow::from_datums(&part, &self.partition_types)?, key))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    use strata_spec::{DataType, TableSchema};
+
+    use crate::table::Table;
+    use crate::write::TableWrite;
+
+    fn table(dir: &std::path::Path, options: &[(&str, &str)]) -> Table {
+        let io: Arc<dyn strata_io::FileIO> = Arc::new(strata_io::LocalFileIO::new());
+        let options: BTreeMap<String, String> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let schema = TableSchema::new(
+            vec![("id".into(), DataType::bigint()), ("s".into(), DataType::string())],
+            vec![],
+            vec!["id".into()],
+            options,
+            0,
+        )
+        .unwrap();
+        Table::create(io, dir.join("t").to_str().unwrap(), schema).unwrap()
+    }
+
+    fn batch(from: i64, rows: i64) -> RecordBatch {
+        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(from..from + rows));
+        let s: ArrayRef = Arc::new(StringArray::from_iter_values((from..from + rows).map(|i| format!("{i:0>64}"))));
+        RecordBatch::try_from_iter([("id", ids), ("s", s)]).unwrap()
+    }
+
+    /// `write-buffer-size` bounds the buckets' buffers together: with 8 buckets each filling to its own
+    /// limit, they would hold 8 times as much.
+    #[test]
+    fn the_buckets_buffers_together_stay_within_the_write_buffer_size() {
+        for spillable in ["true", "false"] {
+            let dir = tempfile::tempdir().unwrap();
+            let t = table(
+                dir.path(),
+                &[("bucket", "8"), ("write-buffer-size", "256 kb"), ("write-buffer-spillable", spillable)],
+            );
+            let mut w = TableWrite::new(&t).unwrap();
+            let mut most = 0;
+            for i in 0..40 {
+                let b = batch(i * 1_000, 1_000);
+                w.write_batch(&b).unwrap();
+                let held: u64 = w.writers.values().map(|b| b.writer.buffered_bytes()).sum();
+                most = most.max(held);
+            }
+            let limit = if spillable == "true" { 128 << 10 } else { 256 << 10 };
+            assert!(most <= limit, "spillable {spillable}: the buffers held {most} bytes together, past {limit}");
+            assert!(most > limit / 2, "spillable {spillable}: the buffers never filled ({most} bytes)");
+            let messages = w.prepare_commit_waiting().unwrap();
+            let rows: i64 = messages.iter().flat_map(|m| &m.increment.data.new_files).map(|f| f.row_count).sum();
+            assert_eq!(rows, 40_000, "spillable {spillable}: rows lost or duplicated");
+        }
+    }
+}
