@@ -14,7 +14,6 @@
 //! - `*_bytes`: bytes read from the table's files by each kind of lookup (one `get`, one `get_many` of each
 //!   size), from a counting file system.
 //!
-//!
 //! Ingest (scripts/bench-load.sh): `input DIR ROWS` writes the rows `make` writes as Arrow IPC streams
 //! (`DIR/round-K.arrow`), and `load WAREHOUSE INPUT_DIR [mor|dv] [BUCKETS]` writes the table from them, one
 //! commit per round with its compactions, printing the time; paimon-rust loads the same files.
@@ -189,15 +188,15 @@ fn input(dir: &str, n: usize) -> Res<()> {
 fn load(dir: &str, inputs: &str, dv: bool, buckets: usize) -> Res<()> {
     let table = create(dir, dv, buckets)?;
     let started = Instant::now();
-    let mut rows = 0usize;
+    let mut loaded = 0usize;
     for round in 0..=ROUNDS {
         let file = std::io::BufReader::new(std::fs::File::open(format!("{inputs}/round-{round}.arrow"))?);
         let reader = StreamReader::try_new(file, None)?;
         let batches =
-            reader.map(|b| b.map_err(Into::into)).inspect(|b| rows += b.as_ref().map_or(0, RecordBatch::num_rows));
+            reader.map(|b| b.map_err(Into::into)).inspect(|b| loaded += b.as_ref().map_or(0, RecordBatch::num_rows));
         write_round(&table, batches)?;
     }
-    println!("{{\"load_s\": {:.3}, \"rows\": {rows}}}", started.elapsed().as_secs_f64());
+    println!("{{\"load_s\": {:.3}, \"rows\": {loaded}}}", started.elapsed().as_secs_f64());
     Ok(())
 }
 

@@ -14,12 +14,7 @@ rows="${ROWS:-4000000}"
 runs="${RUNS:-3}"
 mode="${MODE:-mor}"
 py="$(bash scripts/pypaimon-venv.sh)"
-bench=$(cargo bench --bench lookup --no-run --message-format=json 2>/dev/null | "$py" -c '
-import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("executable") and m.get("target", {}).get("name") == "lookup":
-        print(m["executable"])')
+bench=$(bash scripts/bench-bin.sh lookup)
 work="$(mktemp -d -p "${WORK:-${TMPDIR:-/tmp}}")"
 trap 'rm -rf "$work"' EXIT
 "$bench" input "$work/in" "$rows"

@@ -16,12 +16,7 @@ rows="${ROWS:-1000000}"
 runs="${RUNS:-3}"
 py="$(bash scripts/pypaimon-venv.sh)"
 cargo build --release -q --bin strata >&2
-bench=$(cargo bench --bench lookup --no-run --message-format=json 2>/dev/null | "$py" -c '
-import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("executable") and m.get("target", {}).get("name") == "lookup":
-        print(m["executable"])')
+bench=$(bash scripts/bench-bin.sh lookup)
 work="$(mktemp -d -p "${WORK:-${TMPDIR:-/tmp}}")"
 trap 'rm -rf "$work"' EXIT
 "$bench" make "$work/wh" "$rows"

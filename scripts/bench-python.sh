@@ -23,12 +23,7 @@ venv="$(cd "$(dirname "$py")/.." && pwd)"
 export VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH"
 maturin develop --release --manifest-path python/Cargo.toml >&2
 # The Rust side's executable, built once (the runs do not rebuild it).
-peer=$(cargo bench --bench python_peer --no-run --message-format=json 2>/dev/null | "$py" -c '
-import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("executable") and m.get("target", {}).get("name") == "python_peer":
-        print(m["executable"])')
+peer=$(bash scripts/bench-bin.sh python_peer)
 work="$(mktemp -d -p "${WORK:-${TMPDIR:-/tmp}}")"
 trap 'rm -rf "$work"' EXIT
 "$py" scripts/bench_python.py gen "$rows" "$work/rows.parquet" >/dev/null

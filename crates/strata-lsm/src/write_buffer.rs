@@ -194,10 +194,9 @@ impl WriteBuffer {
         Ok(runs)
     }
 
-    /// Drops everything buffered (after a successful flush): memory, and the spilled files.
+    /// Drops everything buffered (after a successful flush, which settled any spill first: its runs were
+    /// read whole, see [`runs_with`](Self::runs_with)): memory, and the spilled files.
     pub(crate) fn clear(&mut self) {
-        // A flush settles first; a spill still running here is waited for so that its file goes too.
-        let _ = self.settle();
         for run in self.spilled.drain(..) {
             // Scratch data: a failed removal leaves a file in the temporary directory, removed with it.
             let _ = std::fs::remove_file(&run.path);

@@ -214,10 +214,8 @@ impl MergeTreeWriter {
         if self.buffer.is_empty() {
             return Ok(());
         }
-        if let Err(e) = self.buffer.settle() {
-            // Its rows are back in memory and are flushed with the rest.
-            tracing::warn!(dir = self.bucket_dir, error = %e, "spilling the write buffer failed; flushing to level 0");
-        }
+        // A failed spill's rows are back in memory and are flushed with the rest.
+        self.settle_spill();
         let _span = tracing::debug_span!(
             "flush",
             dir = self.bucket_dir,

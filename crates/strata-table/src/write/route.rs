@@ -69,14 +69,10 @@ impl TableWrite {
             return Err(Error::invalid("rows", format!("{} kinds for {} rows", kinds.len(), batch.num_rows())));
         }
         let batch = self.conform(batch)?;
-        let mut groups: BTreeMap<(Vec<u8>, i32), (BinaryRow, Vec<u32>)> = BTreeMap::new();
-        if self.partition_idx.is_empty() && matches!(self.routing, Routing::Fixed(1)) {
-            // One partition, one bucket: every row goes to the same writer, as it is.
-            return self.writer(&BinaryRow::from_datums(&[], &[])?, 0)?.write(&batch, kinds);
-        }
         if let (true, Routing::Fixed(n)) = (self.partition_idx.is_empty(), &self.routing) {
             return self.route_unpartitioned(&batch, kinds, *n);
         }
+        let mut groups: BTreeMap<(Vec<u8>, i32), (BinaryRow, Vec<u32>)> = BTreeMap::new();
         for r in 0..batch.num_rows() {
             let (partition, key) = self.partition_and_bucket_key(&batch, r)?;
             let partition_key = partition.serialize();
@@ -92,6 +88,11 @@ impl TableWrite {
     /// The rows of an unpartitioned table with `n` fixed buckets: each row's bucket from its bucket key alone
     /// (no partition row built and serialized per row), grouped by bucket.
     fn route_unpartitioned(&mut self, batch: &RecordBatch, kinds: &[i8], n: i32) -> Result<()> {
+        let partition = BinaryRow::from_datums(&[], &[])?;
+        if n == 1 {
+            // One bucket: every row goes to the same writer, as it is.
+            return self.writer(&partition, 0)?.write(batch, kinds);
+        }
         let mut by_bucket: Vec<Vec<u32>> = vec![Vec::new(); n.max(0) as usize];
         let columns: Vec<&dyn Array> = self.bucket_idx.iter().map(|&i| batch.column(i).as_ref()).collect();
         let mut key = Vec::with_capacity(columns.len());
@@ -106,7 +107,6 @@ impl TableWrite {
                 .ok_or_else(|| Error::invalid("write", format!("bucket {bucket} of {n}")))?
                 .push(r as u32);
         }
-        let partition = BinaryRow::from_datums(&[], &[])?;
         for (bucket, rows) in by_bucket.into_iter().enumerate() {
             if !rows.is_empty() {
                 self.write_group(batch, kinds, &partition, bucket as i32, rows)?;
