@@ -26,6 +26,8 @@ mod stats;
 mod system_fields;
 mod verify;
 mod writer;
+mod zstd_context;
+mod zstd_pages;
 
 // Paimon's key-value layout of a data file, and the conversions between Paimon types and arrow.
 pub use arrow_types::{array_of, datum_at, normalize, to_arrow};

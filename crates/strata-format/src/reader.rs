@@ -336,29 +336,55 @@ fn open_parquet<R: parquet::file::reader::ChunkReader + Clone + 'static>(
         }
         _ => None,
     };
-    let mut builder = builder.with_projection(mask).with_batch_size(req.batch_size);
-    if let Some(filter) = row_filter {
-        builder = builder.with_row_filter(filter);
-    }
-    if !all {
-        builder = builder.with_row_groups(groups.iter().map(|(i, _)| *i).collect());
-    }
-    if let Some(sel) = &req.select {
-        builder = builder.with_row_selection(parquet_selection(&position_runs(sel, num_rows)));
-    } else if partial {
-        builder = builder.with_row_selection(parquet_selection(&segment_runs(&ranges, &reads, req.dv)));
-    } else if let Some(dv) = req.dv {
-        // Measured (benches/dv.rs): a boolean mask beats a selector queue from about 0.2% deleted rows
-        // up; below that, skipping runs is cheaper.
-        let policy = if dv.cardinality() as f64 > 0.002 * num_rows.max(1) as f64 {
+    let selection = match (&req.select, req.dv) {
+        (Some(sel), _) => Some(parquet_selection(&position_runs(sel, num_rows))),
+        (None, _) if partial => Some(parquet_selection(&segment_runs(&ranges, &reads, req.dv))),
+        (None, Some(dv)) => Some(parquet_selection(&live_runs(dv, &ranges))),
+        (None, None) => None,
+    };
+    // Measured (benches/dv.rs): for a whole file's deletion vector a boolean mask beats a selector queue
+    // from about 0.2% deleted rows up; below that, skipping runs is cheaper.
+    let policy = match (&req.select, req.dv) {
+        (None, Some(dv)) if !partial => Some(if dv.cardinality() as f64 > 0.002 * num_rows.max(1) as f64 {
             parquet::arrow::arrow_reader::RowSelectionPolicy::Mask
         } else {
             parquet::arrow::arrow_reader::RowSelectionPolicy::Selectors
-        };
-        builder =
-            builder.with_row_selection(parquet_selection(&live_runs(dv, &ranges))).with_row_selection_policy(policy);
+        }),
+        _ => None,
+    };
+    let reader = match (row_filter, policy) {
+        // Without a row filter or a chosen policy (point lookups, merge reads, plain scans), the reader
+        // decompresses zstd pages with the thread's context instead of two made per column chunk.
+        (None, None) => {
+            let fields = builder.schema().fields().clone();
+            crate::zstd_pages::build_reader(
+                bytes.clone(),
+                builder.metadata().clone(),
+                &fields,
+                mask,
+                indices,
+                req.batch_size,
+                selection,
+            )
+        }
+        (row_filter, policy) => {
+            let mut builder = builder.with_projection(mask).with_batch_size(req.batch_size);
+            if let Some(filter) = row_filter {
+                builder = builder.with_row_filter(filter);
+            }
+            if !all {
+                builder = builder.with_row_groups(indices);
+            }
+            if let Some(selection) = selection {
+                builder = builder.with_row_selection(selection);
+            }
+            if let Some(policy) = policy {
+                builder = builder.with_row_selection_policy(policy);
+            }
+            builder.build()
+        }
     }
-    let reader = builder.build().map_err(|e| corrupt(path, e))?;
+    .map_err(|e| corrupt(path, e))?;
     Ok((Box::new(reader), num_rows, reads, sources))
 }
 

@@ -53,7 +53,7 @@ impl RowCodec {
         match self {
             RowCodec::None => out.extend_from_slice(raw),
             RowCodec::Lz4 => out.extend_from_slice(&lz4_flex::block::compress(raw)),
-            RowCodec::Zstd => out.extend_from_slice(&zstd::bulk::compress(raw, 1)?),
+            RowCodec::Zstd => crate::zstd_context::compress(raw, 1, out).map_err(std::io::Error::other)?,
         }
         Ok(())
     }
@@ -66,9 +66,7 @@ impl RowCodec {
             RowCodec::Lz4 => {
                 Buffer::from_vec(lz4_flex::block::decompress(&stored[at..], raw_len).map_err(|e| e.to_string())?)
             }
-            RowCodec::Zstd => {
-                Buffer::from_vec(zstd::bulk::decompress(&stored[at..], raw_len).map_err(|e| e.to_string())?)
-            }
+            RowCodec::Zstd => Buffer::from(crate::zstd_context::decompress(&stored[at..], &[], raw_len)?),
         };
         if raw.len() != raw_len {
             return Err(format!("a group decompressed to {} bytes, not {raw_len}", raw.len()));
