@@ -312,6 +312,25 @@ fn get_only(path: &str, n: usize, count: usize) -> Res<()> {
     Ok(())
 }
 
+/// `get_many` alone (for a profile): 7 calls of `count` random keys; prints the best and the median.
+fn many_only(path: &str, n: usize, count: usize) -> Res<()> {
+    let table = Table::open(Arc::new(LocalFileIO::new()), path)?;
+    let mut rng = StdRng::seed_from_u64(9);
+    let keys: Vec<Vec<Option<Datum>>> = (0..count).map(|_| key(rng.random_range(0..n as i64))).collect();
+    let mut times = Vec::new();
+    for _ in 0..7 {
+        let t = Instant::now();
+        let found = get_many(&table, &keys, None)?;
+        times.push(t.elapsed().as_secs_f64());
+        if found.iter().any(Option::is_none) {
+            return Err("a key was not found".into());
+        }
+    }
+    let best = times.iter().copied().fold(f64::MAX, f64::min);
+    println!("{{\"keys\": {count}, \"best_s\": {best:.4}, \"p50_s\": {:.4}}}", percentile(&mut times, 50));
+    Ok(())
+}
+
 /// `TableQuery` lookups alone (for a profile): warm-up, then 100,000 lookups; prints p50 and p99.
 fn query_only(path: &str, n: usize) -> Res<()> {
     let table = Table::open(Arc::new(LocalFileIO::new()), path)?;
@@ -396,11 +415,14 @@ fn main() -> Res<()> {
         (Some("measure"), Some(table), Some(Ok(n))) => measure(table, n),
         (Some("query"), Some(table), Some(Ok(n))) => query_only(table, n),
         (Some("get"), Some(table), Some(Ok(n))) => get_only(table, n, 1000),
+        (Some("many"), Some(table), Some(Ok(n))) => {
+            many_only(table, n, arg(3).map(str::parse).transpose()?.unwrap_or(10_000))
+        }
         (Some("scan"), Some(table), Some(Ok(n))) => scan_only(table, n, 7),
         (Some("filter"), Some(table), Some(Ok(n))) => filter_only(table, n, 7),
         _ => {
             eprintln!(
-                "lookup: run through scripts/bench-lookup.sh (make DIR ROWS [mor|dv] [BUCKETS] | input DIR ROWS | load DIR INPUT_DIR [mor|dv] [BUCKETS] | measure TABLE ROWS | query TABLE ROWS | get TABLE ROWS | scan TABLE ROWS | filter TABLE ROWS)"
+                "lookup: run through scripts/bench-lookup.sh (make DIR ROWS [mor|dv] [BUCKETS] | input DIR ROWS | load DIR INPUT_DIR [mor|dv] [BUCKETS] | measure TABLE ROWS | query TABLE ROWS | get TABLE ROWS | many TABLE ROWS [KEYS] | scan TABLE ROWS | filter TABLE ROWS)"
             );
             Ok(())
         }

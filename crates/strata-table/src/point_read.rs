@@ -114,6 +114,35 @@ impl KeyRouter {
     }
 }
 
+/// A value row of `b` (its value columns at `row`) as a one-row batch.
+fn value_row(layout: &KeyValueLayout, b: &RecordBatch, row: usize) -> Result<RecordBatch> {
+    let columns = (0..layout.value_fields.len())
+        .map(|i| {
+            let c = layout.value_index(i);
+            let column = b.columns().get(c).ok_or_else(|| Error::invalid("get", format!("no column {c}")))?;
+            // A one-row batch is its own row: slicing would only copy every array's handle again.
+            Ok(if b.num_rows() == 1 && row == 0 { column.clone() } else { column.slice(row, 1) })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    RecordBatch::try_new(layout.value_schema.clone(), columns).map_err(|e| Error::invalid("get", e.to_string()))
+}
+
+/// The key's row when row `row` of `b` is its only copy under deduplicate (its own merge): kept when it adds
+/// or updates the key, `None` when it retracts it. (A deletion-vector table's lookups mostly end here,
+/// without a merge iterator.)
+fn only_copy(layout: &KeyValueLayout, b: &RecordBatch, row: usize) -> Result<Option<RecordBatch>> {
+    let kind = b
+        .column(layout.kind_index())
+        .as_any()
+        .downcast_ref::<arrow_array::Int8Array>()
+        .filter(|k| row < k.len() && k.is_valid(row))
+        .ok_or_else(|| Error::corrupt("the row kind is not a TINYINT value"))?;
+    match strata_format::RowKind::from_byte(kind.value(row))? {
+        strata_format::RowKind::Insert | strata_format::RowKind::UpdateAfter => value_row(layout, b, row).map(Some),
+        strata_format::RowKind::Delete | strata_format::RowKind::UpdateBefore => Ok(None),
+    }
+}
+
 /// Merges every copy of one key (`copies`: per file, its rows of the key and the file's level) with the
 /// table's merge engine and returns the surviving row (value columns only), `None` when the key is deleted
 /// or absent.
@@ -122,38 +151,15 @@ pub(crate) fn merge_copies(
     merge: &MergeConfig,
     copies: Vec<(Vec<RecordBatch>, i32)>,
 ) -> Result<Option<RecordBatch>> {
-    let value_cols: Vec<usize> = (0..layout.value_fields.len()).map(|i| layout.value_index(i)).collect();
-    let value_row = |b: &RecordBatch, row: usize| -> Result<RecordBatch> {
-        // A one-row batch is its own row: slicing would only copy every array's handle again.
-        let columns = value_cols
-            .iter()
-            .map(|&c| {
-                let column = b.columns().get(c).ok_or_else(|| Error::invalid("get", format!("no column {c}")))?;
-                Ok(if b.num_rows() == 1 && row == 0 { column.clone() } else { column.slice(row, 1) })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        RecordBatch::try_new(layout.value_schema.clone(), columns).map_err(|e| Error::invalid("get", e.to_string()))
-    };
     if copies.is_empty() {
         return Ok(None);
     }
-    // One row in one file under deduplicate is its own merge: kept when it adds or updates the key, gone
-    // when it retracts it. (A deletion-vector table's lookups mostly end here, without a merge iterator.)
     if let [(batches, _)] = copies.as_slice() {
         let mut rows = batches.iter().filter(|b| b.num_rows() > 0);
         if let (Some(b), None, true) = (rows.next(), rows.next(), merge.engine == strata_spec::MergeEngine::Deduplicate)
         {
             if b.num_rows() == 1 {
-                let kind = b
-                    .column(layout.kind_index())
-                    .as_any()
-                    .downcast_ref::<arrow_array::Int8Array>()
-                    .filter(|k| k.is_valid(0))
-                    .ok_or_else(|| Error::corrupt("the row kind is not a TINYINT value"))?;
-                return match strata_format::RowKind::from_byte(kind.value(0))? {
-                    strata_format::RowKind::Insert | strata_format::RowKind::UpdateAfter => value_row(b, 0).map(Some),
-                    strata_format::RowKind::Delete | strata_format::RowKind::UpdateBefore => Ok(None),
-                };
+                return only_copy(layout, b, 0);
             }
         }
     }
@@ -163,7 +169,7 @@ pub(crate) fn merge_copies(
     for b in merged {
         let b = b?;
         if b.num_rows() > 0 {
-            return value_row(&b, 0).map(Some);
+            return value_row(layout, &b, 0).map(Some);
         }
     }
     Ok(None)
@@ -197,25 +203,43 @@ pub fn get_many(table: &Table, keys: &[Vec<Option<Datum>>], snapshot: Option<i64
     let files = candidate_files(table, &layout, &snap, &routed)?;
     let file_cols = file_columns(&layout);
     let key_cols: Vec<(String, DataType)> = file_cols[..layout.key_arity()].to_vec();
-    // Per key, per candidate file that holds it: its rows there (one run each for the merge).
-    let found: Vec<Result<Vec<KeyRows>>> = strata_io::parallel_map(&files, LOOKUP_THREADS, |(f, cand)| {
+    // Per candidate file, the rows of its keys it holds.
+    let found: Vec<Result<FileHits>> = strata_io::parallel_map(&files, LOOKUP_THREADS, |(f, cand)| {
         rows_of_keys(table, &layout, f, cand, &routed, &key_cols, &file_cols)
     });
-    let mut copies: Vec<Vec<(Vec<RecordBatch>, i32)>> = (0..keys.len()).map(|_| Vec::new()).collect();
-    for per_file in found {
-        for (k, level, batches) in per_file? {
-            copies[k].push((batches, level));
-        }
-    }
+    let found = found.into_iter().collect::<Result<Vec<FileHits>>>()?;
+    // Each key's copies, in file order (the merge's run order): (key, file, batch, row).
+    let mut copies: Vec<(usize, usize, usize, usize)> = found
+        .iter()
+        .enumerate()
+        .flat_map(|(file, h)| h.hits.iter().map(move |&(key, batch, row)| (key, file, batch, row)))
+        .collect();
+    copies.sort_unstable();
     let merge = MergeConfig::from_schema(table.schema())?;
-    for (k, key_copies) in copies.into_iter().enumerate() {
-        out[k] = merge_copies(&layout, &merge, key_copies)?;
+    let dedup = merge.engine == strata_spec::MergeEngine::Deduplicate;
+    for group in copies.chunk_by(|a, b| a.0 == b.0) {
+        let k = group[0].0;
+        out[k] = match group {
+            [(_, file, batch, row)] if dedup => only_copy(&layout, &found[*file].batches[*batch], *row)?,
+            _ => {
+                let rows = group
+                    .iter()
+                    .map(|&(_, file, batch, row)| (vec![found[file].batches[batch].slice(row, 1)], found[file].level))
+                    .collect();
+                merge_copies(&layout, &merge, rows)?
+            }
+        };
     }
     Ok(out)
 }
 
-/// One key's rows in one file: (the key's index in the request, the file's level, the rows).
-type KeyRows = (usize, i32, Vec<RecordBatch>);
+/// The rows one file holds of the keys asked: its level, the batches read, and per row found (the key's
+/// index in the request, the batch, the row in it).
+struct FileHits {
+    level: i32,
+    batches: Vec<RecordBatch>,
+    hits: Vec<(usize, usize, usize)>,
+}
 
 /// How many candidate files `get_many` reads at once.
 const LOOKUP_THREADS: usize = 8;
@@ -298,7 +322,7 @@ fn pruning_predicate(layout: &KeyValueLayout, routed: &[RoutedKey], cand: &[usiz
     ]))
 }
 
-/// The rows of file `f` holding keys `cand`: (key index, the file's level, the key's rows in the file).
+/// The rows of file `f` holding keys `cand`.
 fn rows_of_keys(
     table: &Table,
     layout: &Arc<KeyValueLayout>,
@@ -307,7 +331,7 @@ fn rows_of_keys(
     routed: &[RoutedKey],
     key_cols: &[(String, DataType)],
     file_cols: &[(String, DataType)],
-) -> Result<Vec<KeyRows>> {
+) -> Result<FileHits> {
     let key_types: Vec<DataType> = key_cols.iter().map(|(_, t)| *t).collect();
     let fields: Vec<SortField> = key_types.iter().map(|t| SortField::new(strata_format::to_arrow(t))).collect();
     let converter = RowConverter::new(fields).map_err(|e| Error::invalid("get", e.to_string()))?;
@@ -343,10 +367,10 @@ fn rows_of_keys(
         }
     }
     if hits.is_empty() {
-        return Ok(Vec::new());
+        return Ok(FileHits { level: f.meta.level, batches: Vec::new(), hits: Vec::new() });
     }
     let positions: Vec<u64> = hits.iter().map(|(p, _)| *p).collect();
-    let mut per_key: HashMap<usize, Vec<RecordBatch>> = HashMap::new();
+    let mut found = FileHits { level: f.meta.level, batches: Vec::new(), hits: Vec::with_capacity(hits.len()) };
     let mut at = 0usize;
     for b in read_positions(table.io(), f, file_cols.to_vec(), positions)? {
         let b = RecordBatch::try_new(layout.file_schema.clone(), b?.columns().to_vec())
@@ -355,13 +379,12 @@ fn rows_of_keys(
             let (_, keys) =
                 hits.get(at).ok_or_else(|| Error::corrupt(format!("{}: more rows than positions asked", f.path)))?;
             at += 1;
-            for &k in keys.iter() {
-                per_key.entry(k).or_default().push(b.slice(r, 1));
-            }
+            found.hits.extend(keys.iter().map(|&k| (k, found.batches.len(), r)));
         }
+        found.batches.push(b);
     }
     if at != hits.len() {
         return Err(Error::corrupt(format!("{}: {} of {} rows asked were read", f.path, at, hits.len())));
     }
-    Ok(per_key.into_iter().map(|(k, batches)| (k, f.meta.level, batches)).collect())
+    Ok(found)
 }
