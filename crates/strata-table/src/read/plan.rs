@@ -66,7 +66,7 @@ const MIN_PART_ROWS: i64 = 64 * 1024;
 
 /// Into how many parts a raw file of `weight` bytes is read: one per `target` bytes, each of at least
 /// [`MIN_PART_ROWS`] rows; parquet files only (an ORC file is read whole).
-fn parts_of(f: &DataFileMeta, weight: i64, target: i64) -> i64 {
+pub(crate) fn parts_of(f: &DataFileMeta, weight: i64, target: i64) -> i64 {
     if !f.file_name.ends_with(".parquet") || weight <= target {
         return 1;
     }
