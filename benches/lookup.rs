@@ -18,6 +18,8 @@
 //! (`DIR/round-K.arrow`), and `load WAREHOUSE INPUT_DIR [mor|dv] [BUCKETS]` writes the table from them, one
 //! commit per round with its compactions, printing the time; paimon-rust loads the same files.
 //!
+//! `TABLE_OPTIONS="KEY=VALUE;..."` adds table options to the table `make` and `load` create.
+//!
 //! Without arguments (a plain `cargo bench`) it says how to run it.
 #![allow(missing_docs)]
 
@@ -133,7 +135,13 @@ fn create(dir: &str, dv: bool, buckets: usize) -> Res<Table> {
     cols.extend((0..STRINGS).map(|i| (format!("s{i}"), DataType::string())));
     let buckets = buckets.to_string();
     let options = [("bucket", buckets.as_str()), ("deletion-vectors.enabled", if dv { "true" } else { "false" })];
-    let options = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let mut options: std::collections::BTreeMap<String, String> =
+        options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    // More table options for an experiment: `TABLE_OPTIONS="write-buffer-size=64 mb;target-file-size=32 mb"`.
+    for pair in std::env::var("TABLE_OPTIONS").unwrap_or_default().split(';').filter(|p| !p.trim().is_empty()) {
+        let (k, v) = pair.split_once('=').ok_or("TABLE_OPTIONS holds KEY=VALUE pairs separated by ;")?;
+        options.insert(k.trim().to_string(), v.trim().to_string());
+    }
     let schema = TableSchema::new(cols, vec![], vec!["id".into()], options, 0)?;
     Ok(Table::create(io, &format!("{dir}/db.db/t"), schema)?)
 }
