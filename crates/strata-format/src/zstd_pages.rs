@@ -50,6 +50,9 @@ pub(crate) fn build_reader<R: ChunkReader + 'static>(
 /// The most a zstd page may decompress to where its chunk records less (parquet-mr writes pages of 1 MiB).
 const PAGE_LIMIT: usize = 64 << 20;
 
+/// The most any zstd page may decompress to: what a page header can declare (`uncompressed_page_size`, i32).
+const PAGE_MAX: usize = i32::MAX as usize;
+
 /// Some row groups of a file, their column chunks read through [`ThreadZstdPages`] where zstd-compressed.
 struct ThreadZstdRowGroups<R> {
     reader: Arc<R>,
@@ -105,8 +108,9 @@ impl<R: ChunkReader + 'static> ChunkPages<R> {
         }
         let stored = chunk.clone().into_builder().set_compression(Compression::UNCOMPRESSED).build()?;
         // No page decompresses to more than its whole chunk; a writer that recorded the chunk's size short
-        // still has pages up to 64 MiB read, and a crafted frame cannot ask for more than either.
-        let limit = usize::try_from(chunk.uncompressed_size()).unwrap_or(0).max(PAGE_LIMIT);
+        // still has pages up to 64 MiB read. Never more than parquet's own bound, a page header's i32 size:
+        // the chunk's size is a footer value a crafted file may set to anything.
+        let limit = usize::try_from(chunk.uncompressed_size()).unwrap_or(0).clamp(PAGE_LIMIT, PAGE_MAX);
         let inner = SerializedPageReader::new(self.reader.clone(), &stored, rows, locations)?;
         Ok(Box::new(ThreadZstdPages { inner, limit }))
     }
@@ -126,7 +130,8 @@ impl<R: ChunkReader + 'static> PageIterator for ChunkPages<R> {}
 /// The pages of one zstd column chunk, read as stored and decompressed with the thread's context.
 struct ThreadZstdPages<R: ChunkReader> {
     inner: SerializedPageReader<R>,
-    /// The most a page may decompress to: the chunk's uncompressed size, or [`PAGE_LIMIT`].
+    /// The most a page may decompress to: the chunk's uncompressed size, at least [`PAGE_LIMIT`], at most
+    /// [`PAGE_MAX`].
     limit: usize,
 }
 

@@ -70,8 +70,20 @@ pub(crate) fn parts_of(f: &DataFileMeta, weight: i64, target: i64) -> i64 {
     if !f.file_name.ends_with(".parquet") || weight <= target {
         return 1;
     }
-    let by_size = (weight + target - 1) / target.max(1);
-    by_size.min(f.row_count / MIN_PART_ROWS).max(1)
+    // Sizes and counts come from a manifest: saturating, and never more than MAX_PARTS parts.
+    let target = target.max(1);
+    let by_size = weight.saturating_add(target - 1) / target;
+    by_size.min(f.row_count / MIN_PART_ROWS).clamp(1, MAX_PARTS)
+}
+
+/// Most parts one file is read in (a 64 GiB file in 16 MiB parts).
+const MAX_PARTS: i64 = 4096;
+
+/// Rows `i * rows / parts .. (i + 1) * rows / parts` of a file of `rows` rows: part `i` of `parts`, without
+/// overflow whatever a manifest says.
+pub(crate) fn part_rows(rows: u64, i: u64, parts: u64) -> std::ops::Range<u64> {
+    let at = |k: u64| (u128::from(rows) * u128::from(k) / u128::from(parts.max(1))) as u64;
+    at(i)..at(i + 1)
 }
 
 /// A planned read of one snapshot.
@@ -108,7 +120,7 @@ impl ReadBuilder {
         let dv = df.as_ref().map(|d| d.read(self.table.io().as_ref())).transpose()?;
         let mut out = Vec::with_capacity(parts as usize);
         for i in 0..parts {
-            let range = rows * i / parts..rows * (i + 1) / parts;
+            let range = part_rows(rows, i, parts);
             let deleted =
                 dv.as_ref().map_or(0, |dv| dv.positions_from(range.start).take_while(|&p| p < range.end).count());
             out.push(DataSplit {

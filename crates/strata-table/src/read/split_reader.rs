@@ -265,7 +265,7 @@ impl SplitReader {
             let rows = f.meta.row_count.max(0) as u64;
             for i in 0..parts {
                 let mut part = f.clone();
-                part.rows = Some(rows * i / parts..rows * (i + 1) / parts);
+                part.rows = Some(super::plan::part_rows(rows, i, parts));
                 // Every part reads the file's footer: the table's cache parses it once.
                 part.footers = Some(self.footers.clone());
                 out.push(part);

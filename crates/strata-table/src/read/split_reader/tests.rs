@@ -92,3 +92,31 @@ fn a_merge_splits_files_read_in_parts_give_the_models_rows() {
     assert!(parted.in_parts(refs.clone()).len() > refs.len(), "no file was cut into parts");
     assert_eq!(whole.in_parts(refs.clone()).len(), refs.len(), "small files are read whole");
 }
+
+/// A manifest's sizes and counts cut a file into a bounded number of parts that tile its rows, whatever
+/// they say (a crafted entry must not overflow, panic or make millions of parts).
+#[test]
+fn crafted_sizes_make_a_bounded_number_of_parts_that_tile_the_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = table(dir.path());
+    let mut w = TableWrite::new(&t).unwrap();
+    w.write_batch(&batch(&[1, 2, 3], 0)).unwrap();
+    commit(&t, &mut w);
+    let plan = ReadBuilder::new(&t).plan().unwrap();
+    let mut meta = plan.splits[0].files[0].1.clone();
+    for (size, rows) in [(i64::MAX, i64::MAX), (i64::MAX, 1 << 40), (1 << 40, i64::MAX), (i64::MAX, 0)] {
+        meta.file_size = size;
+        meta.row_count = rows;
+        let parts = crate::read::plan::parts_of(&meta, size, super::READ_PART_BYTES);
+        assert!((1..=4096).contains(&parts), "{parts} parts for size {size}, rows {rows}");
+        let rows = rows as u64;
+        let mut at = 0;
+        for i in 0..parts as u64 {
+            let r = crate::read::plan::part_rows(rows, i, parts as u64);
+            assert_eq!(r.start, at, "parts leave no gap");
+            assert!(r.end >= r.start);
+            at = r.end;
+        }
+        assert_eq!(at, rows, "the parts cover every row");
+    }
+}
