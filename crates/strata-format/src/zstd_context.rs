@@ -37,8 +37,9 @@ pub(crate) fn decompress(frames: &[u8], prefix: &[u8], limit: usize) -> Result<B
         // decompresses into a buffer of exactly that size. A frame without it (a streaming writer), or
         // several frames, decompress as a stream into a growing buffer.
         let declared = zstd::zstd_safe::get_frame_content_size(frames).ok().flatten();
-        match declared.map(usize::try_from) {
-            Some(Ok(n)) if n <= limit => {
+        match declared {
+            Some(n) if n <= limit as u64 => {
+                let n = n as usize;
                 out.reserve_exact(prefix.len() + n);
                 out.extend_from_slice(prefix);
                 // Written after the prefix (a `Vec` itself would be written from its start).
@@ -49,7 +50,7 @@ pub(crate) fn decompress(frames: &[u8], prefix: &[u8], limit: usize) -> Result<B
                     _ => out.clear(),
                 }
             }
-            Some(_) => return Err(format!("a frame declares {} bytes, more than {limit}", declared.unwrap_or(0))),
+            Some(n) => return Err(format!("a frame declares {n} bytes, more than {limit}")),
             None => {}
         }
         out.extend_from_slice(prefix);

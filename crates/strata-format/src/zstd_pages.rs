@@ -136,46 +136,21 @@ struct ThreadZstdPages<R: ChunkReader> {
 }
 
 impl<R: ChunkReader> ThreadZstdPages<R> {
-    fn decompressed(&self, page: Page) -> ParquetResult<Page> {
-        Ok(match page {
-            Page::DataPage { buf, num_values, encoding, def_level_encoding, rep_level_encoding, statistics } => {
-                let buf = decompress(&buf, &[], self.limit)?;
-                Page::DataPage { buf, num_values, encoding, def_level_encoding, rep_level_encoding, statistics }
-            }
-            Page::DictionaryPage { buf, num_values, encoding, is_sorted } => {
-                Page::DictionaryPage { buf: decompress(&buf, &[], self.limit)?, num_values, encoding, is_sorted }
-            }
-            Page::DataPageV2 {
-                buf,
-                num_values,
-                encoding,
-                num_nulls,
-                num_rows,
-                def_levels_byte_len,
-                rep_levels_byte_len,
-                is_compressed: true,
-                statistics,
-            } => {
+    fn decompressed(&self, mut page: Page) -> ParquetResult<Page> {
+        match &mut page {
+            Page::DataPage { buf, .. } | Page::DictionaryPage { buf, .. } => *buf = decompress(buf, &[], self.limit)?,
+            Page::DataPageV2 { buf, def_levels_byte_len, rep_levels_byte_len, is_compressed, .. } if *is_compressed => {
                 // A v2 page stores its levels uncompressed in front of the compressed values.
-                let levels = usize::try_from(u64::from(def_levels_byte_len) + u64::from(rep_levels_byte_len))
+                let levels = usize::try_from(u64::from(*def_levels_byte_len) + u64::from(*rep_levels_byte_len))
                     .ok()
                     .filter(|&n| n <= buf.len())
                     .ok_or_else(|| ParquetError::General("Invalid page header: levels longer than the page".into()))?;
-                let buf = decompress(&buf[levels..], &buf[..levels], self.limit)?;
-                Page::DataPageV2 {
-                    buf,
-                    num_values,
-                    encoding,
-                    num_nulls,
-                    num_rows,
-                    def_levels_byte_len,
-                    rep_levels_byte_len,
-                    is_compressed: false,
-                    statistics,
-                }
+                *buf = decompress(&buf[levels..], &buf[..levels], self.limit)?;
+                *is_compressed = false;
             }
-            uncompressed @ Page::DataPageV2 { is_compressed: false, .. } => uncompressed,
-        })
+            Page::DataPageV2 { .. } => {}
+        }
+        Ok(page)
     }
 }
 

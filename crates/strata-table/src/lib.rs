@@ -28,6 +28,8 @@ mod snapshot_manager;
 mod table;
 mod table_writer;
 mod tag;
+#[cfg(test)]
+mod test_table;
 mod time_travel;
 mod write;
 

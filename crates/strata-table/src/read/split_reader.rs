@@ -256,7 +256,7 @@ impl SplitReader {
         for f in files {
             let parts = match f.rows {
                 Some(_) => 1,
-                None => super::plan::parts_of(&f.meta, f.meta.file_size, self.part_bytes).max(1) as u64,
+                None => super::plan::parts_of(&f.meta, f.meta.file_size, self.part_bytes) as u64,
             };
             if parts == 1 {
                 out.push(f);

@@ -150,28 +150,12 @@ impl TableWrite {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
     use std::sync::Arc;
 
     use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
-    use strata_spec::{DataType, TableSchema};
 
-    use crate::table::Table;
+    use crate::test_table::id_string_table;
     use crate::write::TableWrite;
-
-    fn table(dir: &std::path::Path, options: &[(&str, &str)]) -> Table {
-        let io: Arc<dyn strata_io::FileIO> = Arc::new(strata_io::LocalFileIO::new());
-        let options: BTreeMap<String, String> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        let schema = TableSchema::new(
-            vec![("id".into(), DataType::bigint()), ("s".into(), DataType::string())],
-            vec![],
-            vec!["id".into()],
-            options,
-            0,
-        )
-        .unwrap();
-        Table::create(io, dir.join("t").to_str().unwrap(), schema).unwrap()
-    }
 
     fn batch(from: i64, rows: i64) -> RecordBatch {
         let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(from..from + rows));
@@ -185,7 +169,7 @@ mod tests {
     fn the_buckets_buffers_together_stay_within_the_write_buffer_size() {
         for spillable in ["true", "false"] {
             let dir = tempfile::tempdir().unwrap();
-            let t = table(
+            let t = id_string_table(
                 dir.path(),
                 &[("bucket", "8"), ("write-buffer-size", "256 kb"), ("write-buffer-spillable", spillable)],
             );

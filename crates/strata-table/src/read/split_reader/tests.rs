@@ -4,26 +4,16 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
-use strata_spec::{DataType, TableSchema};
 
 use crate::read::ReadBuilder;
 use crate::table::Table;
+use crate::test_table::id_string_table;
 use crate::write::TableWrite;
 
 const ROWS: i64 = 200_000;
 
 fn table(dir: &std::path::Path) -> Table {
-    let io: Arc<dyn strata_io::FileIO> = Arc::new(strata_io::LocalFileIO::new());
-    let options = BTreeMap::from([("bucket".to_string(), "1".to_string())]);
-    let schema = TableSchema::new(
-        vec![("id".into(), DataType::bigint()), ("s".into(), DataType::string())],
-        vec![],
-        vec!["id".into()],
-        options,
-        0,
-    )
-    .unwrap();
-    Table::create(io, dir.join("t").to_str().unwrap(), schema).unwrap()
+    id_string_table(dir, &[("bucket", "1")])
 }
 
 fn batch(ids: &[i64], round: i64) -> RecordBatch {
