@@ -248,9 +248,10 @@ impl SplitReader {
         }
     }
 
-    /// `files` with each one larger than `part_bytes` ([`READ_PART_BYTES`]) cut into parts of about that size (row ranges,
-    /// each fetching only its pages), so a merge split's read holds a bounded part of a file at a time,
-    /// not a whole file: a bucket's merged load is one file of up to `target-file-size` and more.
+    /// `files` with each one larger than `part_bytes` ([`READ_PART_BYTES`]) cut into parts of about that
+    /// size (row ranges, each fetching only its pages), so a merge split's read holds a bounded part of a
+    /// file at a time, not a whole file: a bucket's merged load is one file of up to `target-file-size`
+    /// and more.
     fn in_parts(&self, files: Vec<DataFileRef>) -> Vec<DataFileRef> {
         let mut out = Vec::with_capacity(files.len());
         for f in files {
