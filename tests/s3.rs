@@ -110,6 +110,33 @@ fn racing_conditional_creates_of_one_key_have_exactly_one_winner() {
     }
 }
 
+/// A file streamed in pieces goes up as one PUT while small and as a multipart upload once large; neither
+/// is visible before it is finished, and an abandoned upload leaves nothing behind.
+#[test]
+fn streamed_files_appear_whole_only_when_finished() {
+    let l = open(&format!("s3://{}", s3::bucket()));
+    let content: Vec<u8> = (0..(21u64 << 20) + 333).map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8).collect();
+    for (name, len) in [("small", 1000), ("large", content.len())] {
+        let path = format!("{}/stream/{name}", l.path);
+        let before = l.io.request_counts().unwrap();
+        let mut sink = strata::io::create_file(&l.io, &path).unwrap();
+        for piece in content[..len].chunks((1 << 19) + 7) {
+            sink.write_all(piece).unwrap();
+        }
+        assert!(!l.io.file_exists(&path).unwrap(), "{name}: visible before it was finished");
+        sink.finish().unwrap();
+        let puts = l.io.request_counts().unwrap().since(&before).put;
+        assert_eq!(l.io.read(&path).unwrap(), &content[..len], "{name}");
+        // 21 MiB: the start, three parts of 8 MiB or less, the completion.
+        assert_eq!(puts, if len == 1000 { 1 } else { 5 }, "{name}");
+    }
+    let path = format!("{}/stream/abandoned", l.path);
+    let mut sink = strata::io::create_file(&l.io, &path).unwrap();
+    sink.write_all(&content).unwrap();
+    drop(sink);
+    assert!(!l.io.file_exists(&path).unwrap());
+}
+
 #[test]
 fn a_store_without_conditional_creates_is_refused_for_commits() {
     let root = format!("s3://{}", s3::bucket());

@@ -21,7 +21,7 @@ use strata_table::{get, ReadBuilder, Table, TableQuery, TableWriter};
 #[derive(Debug)]
 struct CountingIO {
     inner: Arc<dyn FileIO>,
-    written: AtomicU64,
+    written: Arc<AtomicU64>,
 }
 
 impl FileIO for CountingIO {
@@ -40,6 +40,14 @@ impl FileIO for CountingIO {
     fn write(&self, path: &str, data: &[u8]) -> Result<()> {
         self.written.fetch_add(data.len() as u64, Ordering::Relaxed);
         self.inner.write(path, data)
+    }
+    fn create_sink(&self, path: &str) -> Result<Option<Box<dyn strata_io::FileSink>>> {
+        let Some(sink) = self.inner.create_sink(path)? else { return Ok(None) };
+        let written = self.written.clone();
+        let count = move |b: &[u8]| {
+            written.fetch_add(b.len() as u64, Ordering::Relaxed);
+        };
+        Ok(Some(Box::new(strata_io::InspectSink::new(sink, count))))
     }
     fn create_if_absent(&self, path: &str, data: &[u8]) -> Result<bool> {
         self.written.fetch_add(data.len() as u64, Ordering::Relaxed);
@@ -253,7 +261,7 @@ pub(crate) fn run(
     buckets: u32,
     json_out: bool,
 ) -> Result<Value> {
-    let counting = |inner: Arc<dyn FileIO>| Arc::new(CountingIO { inner, written: AtomicU64::new(0) });
+    let counting = |inner: Arc<dyn FileIO>| Arc::new(CountingIO { inner, written: Arc::default() });
     let (root, storage) = match store {
         Some(s) => (s.warehouse.to_string(), Storage { writer: counting(s.writer), reader: counting(s.reader) }),
         None => {

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use strata_io::{FileIO, FileStatus};
+use strata_io::{FileIO, FileSink, FileStatus, InspectSink};
 use strata_spec::Result;
 
 static TABLE_READ: AtomicU64 = AtomicU64::new(0);
@@ -46,6 +46,14 @@ impl<F: FileIO> FileIO for CountingFileIO<F> {
         self.0.write(path, data)?;
         TABLE_WRITTEN.fetch_add(data.len() as u64, Ordering::Relaxed);
         Ok(())
+    }
+
+    fn create_sink(&self, path: &str) -> Result<Option<Box<dyn FileSink>>> {
+        let Some(sink) = self.0.create_sink(path)? else { return Ok(None) };
+        let count = |b: &[u8]| {
+            TABLE_WRITTEN.fetch_add(b.len() as u64, Ordering::Relaxed);
+        };
+        Ok(Some(Box::new(InspectSink::new(sink, count))))
     }
 
     fn create_if_absent(&self, path: &str, data: &[u8]) -> Result<bool> {

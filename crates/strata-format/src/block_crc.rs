@@ -27,14 +27,51 @@ const BLOCK_BYTES: u64 = 32 << 10;
 const BLOCK_RANGE: Range<u64> = (4 << 10)..(16 << 20) + 1;
 
 /// The [`BLOCK_CRC_KEY`] value for a file whose bytes up to the end of its last column chunk are `data`.
+#[cfg(test)]
 pub(crate) fn block_crcs(data: &[u8]) -> String {
-    let mut out = format!("{BLOCK_BYTES}:{}:", data.len());
-    out.reserve(data.len().div_ceil(BLOCK_BYTES as usize) * 8);
-    for block in data.chunks(BLOCK_BYTES as usize) {
-        // Writing to a String cannot fail.
-        let _ = write!(out, "{:08x}", crc32fast::hash(block));
+    let mut crcs = BlockCrcBuilder::default();
+    crcs.update(data);
+    crcs.finish()
+}
+
+/// The [`BLOCK_CRC_KEY`] value of a file's data taken as its bytes go out, one block at a time.
+#[derive(Default)]
+pub(crate) struct BlockCrcBuilder {
+    /// Bytes seen.
+    len: u64,
+    /// The checksums of the whole blocks seen, in hex.
+    hex: String,
+    /// The block being filled.
+    block: crc32fast::Hasher,
+}
+
+impl BlockCrcBuilder {
+    /// Takes in the next bytes of the data.
+    pub(crate) fn update(&mut self, mut data: &[u8]) {
+        while !data.is_empty() {
+            let room = (BLOCK_BYTES - self.len % BLOCK_BYTES) as usize;
+            let (head, rest) = data.split_at(room.min(data.len()));
+            self.block.update(head);
+            self.len += head.len() as u64;
+            if self.len.is_multiple_of(BLOCK_BYTES) {
+                self.push_block();
+            }
+            data = rest;
+        }
     }
-    out
+
+    fn push_block(&mut self) {
+        // Writing to a String cannot fail.
+        let _ = write!(self.hex, "{:08x}", std::mem::take(&mut self.block).finalize());
+    }
+
+    /// The entry for the data seen: `<block bytes>:<data end>:<CRCs>`.
+    pub(crate) fn finish(mut self) -> String {
+        if !self.len.is_multiple_of(BLOCK_BYTES) {
+            self.push_block();
+        }
+        format!("{BLOCK_BYTES}:{}:{}", self.len, self.hex)
+    }
 }
 
 /// A file's block checksums, parsed from its footer.

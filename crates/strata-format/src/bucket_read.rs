@@ -9,6 +9,7 @@ use strata_io::FileIO;
 use strata_spec::{compare_rows, DataType, Result};
 
 use crate::file_ref::DataFileRef;
+use crate::footer_cache::FooterCache;
 use crate::kv::KeyValueLayout;
 use crate::merge::{MergeIterator, Run};
 use crate::merge_function::MergeConfig;
@@ -154,14 +155,25 @@ fn whole_file_request(
     ))
 }
 
-/// The files of one sorted run, read one after another, lazily.
+/// The files of one sorted run, read one after another, lazily; a large file in parts of about
+/// [`RUN_PART_BYTES`], so that a compaction merging several runs holds a part of a file per run, not a
+/// whole file of up to `target-file-size` per run.
 struct RunReader {
     io: Arc<dyn FileIO>,
     files: VecDeque<DataFileRef>,
     columns: Vec<(String, DataType)>,
     current: Option<FileBatches>,
     batch_size: usize,
+    /// The footer of the file being read in parts, parsed once for all its parts.
+    footers: FooterCache,
 }
+
+/// Bytes of a file a run's read fetches at once.
+const RUN_PART_BYTES: i64 = 16 << 20;
+
+/// Footers a run's reader keeps: the file it is reading in parts (a footer with page indexes of a large
+/// file takes a few hundred kilobytes).
+const RUN_FOOTER_BYTES: usize = 4 << 20;
 
 impl Iterator for RunReader {
     type Item = Result<RecordBatch>;
@@ -175,7 +187,16 @@ impl Iterator for RunReader {
                 }
             }
             let file = self.files.pop_front()?;
-            match open_data_file(self.io.as_ref(), &file, self.columns.clone(), false, self.batch_size) {
+            let mut parts = crate::file_parts(file, RUN_PART_BYTES, &self.footers);
+            let file = parts.remove(0);
+            for part in parts.into_iter().rev() {
+                self.files.push_front(part);
+            }
+            let opened = match file.rows {
+                Some(_) => open_data_file_pruned(&self.io, &file, self.columns.clone(), false, self.batch_size, None),
+                None => open_data_file(self.io.as_ref(), &file, self.columns.clone(), false, self.batch_size),
+            };
+            match opened {
                 Ok(f) => self.current = Some(f),
                 Err(e) => return Some(Err(e)),
             }
@@ -188,7 +209,8 @@ type KeyValues = Vec<Option<strata_spec::Datum>>;
 
 /// A run reading `files` one after another (lazily), all columns of the file layout.
 pub fn run_reader(io: Arc<dyn FileIO>, layout: &KeyValueLayout, files: Vec<DataFileRef>, batch_size: usize) -> Run {
-    Box::new(RunReader { io, files: files.into(), columns: file_columns(layout), current: None, batch_size })
+    let footers = FooterCache::new(RUN_FOOTER_BYTES);
+    Box::new(RunReader { io, files: files.into(), columns: file_columns(layout), current: None, batch_size, footers })
 }
 
 /// Groups a bucket's files into sorted runs: each level-0 file is a run; each deeper level is one run, its
@@ -223,20 +245,8 @@ pub fn merge_read(
     batch_size: usize,
 ) -> Result<MergeIterator> {
     let key_types: Vec<DataType> = layout.key_fields.iter().map(|f| f.data_type).collect();
-    let columns = file_columns(&layout);
     let sorted = sorted_runs(files, &key_types)?;
     let levels: Vec<i32> = sorted.iter().map(|files| files.first().map_or(0, |f| f.meta.level)).collect();
-    let runs: Vec<Run> = sorted
-        .into_iter()
-        .map(|files| {
-            Box::new(RunReader {
-                io: io.clone(),
-                files: files.into(),
-                columns: columns.clone(),
-                current: None,
-                batch_size,
-            }) as Run
-        })
-        .collect();
+    let runs: Vec<Run> = sorted.into_iter().map(|files| run_reader(io.clone(), &layout, files, batch_size)).collect();
     Ok(MergeIterator::new(layout, runs, cfg, drop_delete, batch_size)?.with_run_levels(levels))
 }

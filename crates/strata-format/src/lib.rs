@@ -7,9 +7,11 @@
 mod arrow_types;
 mod block_crc;
 mod bucket_read;
+mod checksummed_sink;
 mod dictionary;
 mod evolution;
 mod exact_cast;
+mod file_parts;
 mod file_ref;
 mod footer_cache;
 mod kv;
@@ -48,6 +50,7 @@ pub use verify::{has_retraction, reject_retractions};
 pub use bucket_read::{
     file_columns, merge_read, open_data_file, open_data_file_pruned, open_data_file_ranged, read_positions, run_reader,
 };
+pub use file_parts::{file_parts, part_rows, parts_of};
 pub use file_ref::DataFileRef;
 pub use footer_cache::{FooterCache, FOOTER_CACHE_BYTES};
 pub use late_merge::{keys_first_applies, merge_selection};

@@ -9,7 +9,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Int64Type, Int8Type};
 use arrow_array::{Array, RecordBatch};
 use parquet::arrow::ProjectionMask;
-use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
+use parquet::file::metadata::ParquetMetaData;
 use parquet::file::reader::ChunkReader;
 use strata_spec::{compare_rows, DataFileMeta, DataType, Datum, Error, Result};
 
@@ -25,8 +25,10 @@ fn corrupt(path: &str, message: impl Into<String>) -> Error {
     Error::Corrupt { path: path.to_string(), message: message.into() }
 }
 
-/// The [`CHUNK_CRC_KEY`] value for the row groups of a file whose bytes so far are `bytes`.
-pub(crate) fn chunk_crcs(bytes: &[u8], row_groups: &[RowGroupMetaData]) -> Result<String> {
+/// The [`CHUNK_CRC_KEY`] value for the row groups of a file whose bytes so far are `bytes` (the writer takes
+/// them as the bytes pass, [`crate::checksummed_sink`]; tests check it against this).
+#[cfg(test)]
+pub(crate) fn chunk_crcs(bytes: &[u8], row_groups: &[parquet::file::metadata::RowGroupMetaData]) -> Result<String> {
     let mut groups = Vec::with_capacity(row_groups.len());
     for rg in row_groups {
         let mut cols = Vec::with_capacity(rg.num_columns());

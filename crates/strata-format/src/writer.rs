@@ -10,10 +10,11 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
-use strata_io::{join, FileIO};
+use strata_io::{create_file, join, FileIO};
 use strata_spec::{BinaryRow, DataFileMeta, DataType, Error, FileSource, Result};
 
 use crate::arrow_types::datum_at;
+use crate::checksummed_sink::ChecksummedSink;
 use crate::kv::{KeyValueLayout, RowKind};
 use crate::stats::{to_simple_stats, truncate_16, ColumnStats};
 
@@ -73,14 +74,13 @@ pub struct WriterConfig {
     pub file_source: FileSource,
 }
 
-/// A `Write` whose bytes stay reachable after orc-rust's `close` consumed the writer.
-#[derive(Clone, Default)]
-struct SharedBuf(Arc<std::sync::Mutex<Vec<u8>>>);
+/// The sink orc-rust writes into, still reachable after its `close` consumed the writer.
+#[derive(Clone)]
+struct SharedSink(Arc<std::sync::Mutex<ChecksummedSink>>);
 
-impl std::io::Write for SharedBuf {
+impl std::io::Write for SharedSink {
     fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().map_err(|_| std::io::Error::other("poisoned buffer"))?.extend_from_slice(data);
-        Ok(data.len())
+        self.0.lock().map_err(|_| std::io::Error::other("poisoned sink"))?.write(data)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
@@ -89,8 +89,8 @@ impl std::io::Write for SharedBuf {
 }
 
 enum Sink {
-    Parquet(ArrowWriter<Vec<u8>>),
-    Orc(orc_rust::ArrowWriter<SharedBuf>, SharedBuf, u64),
+    Parquet(Box<ArrowWriter<ChecksummedSink>>),
+    Orc(orc_rust::ArrowWriter<SharedSink>, SharedSink, u64),
 }
 
 struct OpenFile {
@@ -115,6 +115,8 @@ pub struct KvFileWriter {
     cfg: WriterConfig,
     current: Option<OpenFile>,
     done: Vec<DataFileMeta>,
+    /// [`ROW_GROUP_BYTES`], or less in tests.
+    row_group_bytes: usize,
 }
 
 fn parquet_compression(c: &str) -> Result<Compression> {
@@ -225,20 +227,38 @@ impl KvFileWriter {
         layout: Arc<KeyValueLayout>,
         cfg: WriterConfig,
     ) -> Self {
-        KvFileWriter { io, dir, new_name, layout, cfg, current: None, done: Vec::new() }
+        KvFileWriter {
+            io,
+            dir,
+            new_name,
+            layout,
+            cfg,
+            current: None,
+            done: Vec::new(),
+            row_group_bytes: ROW_GROUP_BYTES,
+        }
+    }
+
+    /// This writer with parquet row groups closed at `bytes` (tests make many row groups of little data).
+    #[cfg(test)]
+    pub(crate) fn with_row_group_bytes(mut self, bytes: usize) -> Self {
+        self.row_group_bytes = bytes;
+        self
     }
 
     /// Opens the next file, for `first` (its first batch, as stored).
     fn open(&mut self, first: &RecordBatch) -> Result<OpenFile> {
         let name = (self.new_name)();
         let schema = self.layout.stored_schema.clone();
+        let path = join(&self.dir, &name);
         let sink = match self.cfg.format {
             FileFormat::Parquet => {
                 let props = parquet_properties(&self.layout, parquet_compression(&self.cfg.compression)?, first);
-                Sink::Parquet(
-                    ArrowWriter::try_new(Vec::new(), schema, Some(props))
+                let out = ChecksummedSink::new(create_file(&self.io, &path)?);
+                Sink::Parquet(Box::new(
+                    ArrowWriter::try_new(out, schema, Some(props))
                         .map_err(|e| Error::invalid("parquet writer", e.to_string()))?,
-                )
+                ))
             }
             FileFormat::Orc => {
                 // orc-rust 0.9 panics on types it cannot write; refuse them up front.
@@ -254,7 +274,9 @@ impl KvFileWriter {
                         )));
                     }
                 }
-                let buf = SharedBuf::default();
+                let buf = SharedSink(Arc::new(std::sync::Mutex::new(ChecksummedSink::unchecked(create_file(
+                    &self.io, &path,
+                )?))));
                 let mut b = orc_rust::ArrowWriterBuilder::new(buf.clone(), schema);
                 if let Some(c) = orc_compression(&self.cfg.compression)? {
                     b = b.with_compression(c);
@@ -313,11 +335,8 @@ impl KvFileWriter {
         file.rows += batch.num_rows() as i64;
         let batch = &stored;
         let size = match &mut file.sink {
-            Sink::Parquet(w) => {
-                w.write(batch).map_err(|e| Error::invalid("parquet write", e.to_string()))?;
-                (w.bytes_written() + w.in_progress_size()) as u64
-            }
-            Sink::Orc(w, _, est) => {
+            Sink::Parquet(w) => parquet_write(w, batch, self.row_group_bytes)?,
+            Sink::Orc(w, buf, est) => {
                 // orc-rust requires the batch's schema to equal the writer's, field nullability and metadata
                 // included (parquet's writer only compares types), and batches merged from ORC reads arrive
                 // with nullable fields and sometimes other string encodings.
@@ -332,7 +351,10 @@ impl KvFileWriter {
                             strata_spec::panic_message(p.as_ref())
                         ))
                     })?
-                    .map_err(|e| Error::unsupported(format!("orc write: {e}")))?;
+                    .map_err(|e| {
+                        let stored = buf.0.lock().ok().and_then(|mut s| s.take_error());
+                        stored.unwrap_or_else(|| Error::unsupported(format!("orc write: {e}")))
+                    })?;
                 // orc-rust reports no size; estimate a 4x compression of the Arrow bytes.
                 *est += batch.get_array_memory_size() as u64 / 4;
                 *est
@@ -347,8 +369,9 @@ impl KvFileWriter {
     }
 
     fn finish(&mut self, file: OpenFile) -> Result<()> {
-        let bytes = match file.sink {
-            Sink::Parquet(w) => parquet_close(w)?,
+        let _span = tracing::debug_span!("finish_data_file", name = file.name, rows = file.rows).entered();
+        let size = match file.sink {
+            Sink::Parquet(w) => parquet_close(*w)?,
             Sink::Orc(w, buf, _) => {
                 strata_spec::catch_contained(|| w.close())
                     .map_err(|p| {
@@ -357,15 +380,14 @@ impl KvFileWriter {
                             strata_spec::panic_message(p.as_ref())
                         ))
                     })?
-                    .map_err(|e| Error::unsupported(format!("orc close: {e}")))?;
-                let bytes =
-                    std::mem::take(&mut *buf.0.lock().map_err(|_| Error::invalid("orc writer", "poisoned buffer"))?);
-                bytes
+                    .map_err(|e| {
+                        let stored = buf.0.lock().ok().and_then(|mut s| s.take_error());
+                        stored.unwrap_or_else(|| Error::unsupported(format!("orc close: {e}")))
+                    })?;
+                let mut sink = buf.0.lock().map_err(|_| Error::invalid("orc writer", "poisoned sink"))?;
+                sink.finish()?
             }
         };
-        let path = join(&self.dir, &file.name);
-        let _span = tracing::debug_span!("write_data_file", path, rows = file.rows).entered();
-        self.io.write(&path, &bytes)?;
         let key_types: Vec<DataType> = self.layout.key_fields.iter().map(|f| f.data_type).collect();
         let value_types: Vec<DataType> = self.layout.value_fields.iter().map(|f| f.data_type).collect();
         let mut value_stats = file.value_stats;
@@ -373,7 +395,7 @@ impl KvFileWriter {
         let empty = BinaryRow::empty();
         self.done.push(DataFileMeta {
             file_name: file.name,
-            file_size: bytes.len() as i64,
+            file_size: i64::try_from(size).map_err(|_| Error::invalid("data file", "larger than 8 EiB"))?,
             row_count: file.rows,
             min_key: file.min_key.unwrap_or_else(|| empty.clone()),
             max_key: file.max_key.unwrap_or(empty),
@@ -411,18 +433,61 @@ impl KvFileWriter {
     }
 }
 
+/// A row group is closed once the parquet writer holds this many encoded bytes of it, so that an open
+/// file costs a writer about this much memory whatever `target-file-size` is (parquet's own bound is a
+/// million rows: with Strata's default target, files were one row group held whole until written).
+/// Measured on the lookup bench's table: <TBD>.
+const ROW_GROUP_BYTES: usize = 16 << 20;
+
+/// Batches go to the parquet writer in slices of at most this many rows, so a row group passes its bound
+/// by one slice at most however large the caller's batches are.
+const SLICE_ROWS: usize = 8192;
+
+/// The error behind a failed parquet call: the store's own where the sink failed (a full disk stays an
+/// I/O error), otherwise parquet's.
+fn parquet_error(w: &mut ArrowWriter<ChecksummedSink>, what: &str, e: impl std::fmt::Display) -> Error {
+    w.inner_mut().take_error().unwrap_or_else(|| Error::invalid(what, e.to_string()))
+}
+
+/// Hands `batch` to the parquet writer slice by slice, closing a row group whenever one reaches
+/// `row_group_bytes`; returns the file's size so far, counting what the writer holds.
+fn parquet_write(w: &mut ArrowWriter<ChecksummedSink>, batch: &RecordBatch, row_group_bytes: usize) -> Result<u64> {
+    let mut offset = 0;
+    while offset < batch.num_rows() {
+        let len = SLICE_ROWS.min(batch.num_rows() - offset);
+        w.write(&batch.slice(offset, len)).map_err(|e| parquet_error(w, "parquet write", e))?;
+        offset += len;
+        if w.in_progress_size() >= row_group_bytes {
+            w.flush().map_err(|e| parquet_error(w, "parquet write", e))?;
+        }
+        // parquet also closes a row group by itself at a million rows.
+        if w.flushed_row_groups().len() > w.inner().row_groups_checked() {
+            row_groups_out(w)?;
+        }
+    }
+    Ok((w.bytes_written() + w.in_progress_size()) as u64)
+}
+
+/// Passes the closed row groups' bytes on to the sink, and takes their chunk CRCs.
+fn row_groups_out(w: &mut ArrowWriter<ChecksummedSink>) -> Result<()> {
+    w.sync().map_err(|e| parquet_error(w, "parquet write", e))?;
+    let flushed = w.flushed_row_groups().to_vec();
+    w.inner_mut().row_groups_done(&flushed)
+}
+
 /// Closes a parquet file, recording in the footer the CRC32 of every column chunk (for reads of whole files)
-/// and of every block of its pages (for reads of some pages; the parquet crate writes no page CRCs): the row
-/// groups are flushed first so that their bytes are final.
-fn parquet_close(mut w: ArrowWriter<Vec<u8>>) -> Result<Vec<u8>> {
-    let err = |e: &dyn std::fmt::Display| Error::invalid("parquet close", e.to_string());
-    w.flush().map_err(|e| err(&e))?;
-    w.sync().map_err(|e| err(&e))?;
-    let crcs = crate::verify::chunk_crcs(w.inner(), w.flushed_row_groups())?;
-    w.append_key_value_metadata(KeyValue::new(crate::verify::CHUNK_CRC_KEY.to_string(), crcs));
-    let blocks = crate::block_crc::block_crcs(w.inner());
+/// and of every block of its pages (for reads of some pages; the parquet crate writes no page CRCs), and
+/// makes it visible; its size.
+fn parquet_close(mut w: ArrowWriter<ChecksummedSink>) -> Result<u64> {
+    w.flush().map_err(|e| parquet_error(&mut w, "parquet close", e))?;
+    row_groups_out(&mut w)?;
+    let (blocks, chunks) = w.inner_mut().seal()?;
+    w.append_key_value_metadata(KeyValue::new(crate::verify::CHUNK_CRC_KEY.to_string(), chunks));
     w.append_key_value_metadata(KeyValue::new(crate::block_crc::BLOCK_CRC_KEY.to_string(), blocks));
-    w.into_inner().map_err(|e| err(&e))
+    // The footer is written and synced while the sink is still reachable for its error.
+    w.finish().map_err(|e| parquet_error(&mut w, "parquet close", e))?;
+    w.sync().map_err(|e| parquet_error(&mut w, "parquet close", e))?;
+    w.inner_mut().finish()
 }
 
 fn now_millis() -> i64 {

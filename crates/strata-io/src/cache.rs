@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -19,7 +19,7 @@ use parking_lot::Mutex;
 use strata_spec::{Error, Result};
 
 use crate::scratch::ScratchDir;
-use crate::{FileIO, FileStatus, RequestCounts};
+use crate::{FileIO, FileSink, FileStatus, RequestCounts};
 
 /// Whether `path` names an immutable Paimon file that may be cached: data and changelog files, manifests,
 /// manifest lists, index files and index manifests.
@@ -73,7 +73,8 @@ pub struct CachingFileIO {
     inner: Arc<dyn FileIO>,
     dir: ScratchDir,
     max_bytes: u64,
-    state: Mutex<State>,
+    /// Shared with the sinks of files being written, which add their copies when finished.
+    state: Arc<Mutex<State>>,
     hits: AtomicU64,
     misses: AtomicU64,
 }
@@ -85,7 +86,7 @@ impl CachingFileIO {
             inner,
             dir: ScratchDir::new("strata-cache-"),
             max_bytes,
-            state: Mutex::new(State::default()),
+            state: Arc::new(Mutex::new(State::default())),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
         }
@@ -139,24 +140,8 @@ impl CachingFileIO {
                 return;
             }
         };
-        let crcs = Arc::new(data.chunks(BLOCK as usize).map(crc32fast::hash).collect());
-        let mut st = self.state.lock();
-        st.clock += 1;
-        let now = st.clock;
-        if let Some(old) = st.entries.insert(path.to_string(), Entry { local, size, crcs, last_used: now }) {
-            st.bytes = st.bytes.saturating_sub(old.size);
-            let _ = std::fs::remove_file(old.local);
-        }
-        st.bytes += size;
-        while st.bytes > self.max_bytes {
-            let Some(victim) = st.entries.iter().min_by_key(|(_, e)| e.last_used).map(|(p, _)| p.clone()) else {
-                break;
-            };
-            if let Some(e) = st.entries.remove(&victim) {
-                st.bytes = st.bytes.saturating_sub(e.size);
-                let _ = std::fs::remove_file(e.local);
-            }
-        }
+        let crcs = data.chunks(BLOCK as usize).map(crc32fast::hash).collect();
+        admit(&self.state, self.max_bytes, path, local, size, crcs);
     }
 
     /// Reads `len` bytes at `offset` of a local copy, verifying the blocks it touches; `None` when the copy
@@ -199,6 +184,112 @@ impl CachingFileIO {
                 None
             }
         }
+    }
+}
+
+/// Adds `local`, the copy of `path`, to the cache, and evicts the least recently used copies past
+/// `max_bytes`.
+fn admit(state: &Mutex<State>, max_bytes: u64, path: &str, local: PathBuf, size: u64, crcs: Vec<u32>) {
+    let mut st = state.lock();
+    st.clock += 1;
+    let now = st.clock;
+    let crcs = Arc::new(crcs);
+    if let Some(old) = st.entries.insert(path.to_string(), Entry { local, size, crcs, last_used: now }) {
+        st.bytes = st.bytes.saturating_sub(old.size);
+        let _ = std::fs::remove_file(old.local);
+    }
+    st.bytes += size;
+    while st.bytes > max_bytes {
+        let Some(victim) = st.entries.iter().min_by_key(|(_, e)| e.last_used).map(|(p, _)| p.clone()) else {
+            break;
+        };
+        if let Some(e) = st.entries.remove(&victim) {
+            st.bytes = st.bytes.saturating_sub(e.size);
+            let _ = std::fs::remove_file(e.local);
+        }
+    }
+}
+
+/// A local copy being written beside a streamed file, checksummed block by block as it grows.
+struct CopyWriter {
+    /// `None` once handed to the cache (until then, dropping the writer removes the file).
+    local: Option<PathBuf>,
+    file: BufWriter<File>,
+    size: u64,
+    crcs: Vec<u32>,
+    block: crc32fast::Hasher,
+}
+
+impl CopyWriter {
+    fn append(&mut self, mut data: &[u8]) -> std::io::Result<()> {
+        self.file.write_all(data)?;
+        while !data.is_empty() {
+            let room = (BLOCK - self.size % BLOCK) as usize;
+            let (head, rest) = data.split_at(room.min(data.len()));
+            self.block.update(head);
+            self.size += head.len() as u64;
+            if self.size.is_multiple_of(BLOCK) {
+                self.crcs.push(std::mem::take(&mut self.block).finalize());
+            }
+            data = rest;
+        }
+        Ok(())
+    }
+
+    /// The copy's path, size and block checksums, once on disk.
+    fn complete(mut self) -> std::io::Result<(PathBuf, u64, Vec<u32>)> {
+        self.file.flush()?;
+        let mut crcs = std::mem::take(&mut self.crcs);
+        if !self.size.is_multiple_of(BLOCK) {
+            crcs.push(std::mem::take(&mut self.block).finalize());
+        }
+        let local = self.local.take().ok_or_else(|| std::io::Error::other("copy already handed over"))?;
+        Ok((local, self.size, crcs))
+    }
+}
+
+impl Drop for CopyWriter {
+    fn drop(&mut self) {
+        if let Some(local) = self.local.take() {
+            let _ = std::fs::remove_file(local);
+        }
+    }
+}
+
+/// The store's sink for a cacheable file, writing a local copy as the bytes go by; the copy joins the cache
+/// when the file is finished (a copy outgrowing the cache's quarter share is dropped on the way).
+struct CachingSink {
+    inner: Box<dyn FileSink>,
+    path: String,
+    copy: Option<CopyWriter>,
+    state: Arc<Mutex<State>>,
+    max_bytes: u64,
+}
+
+impl FileSink for CachingSink {
+    fn write_all(&mut self, data: &[u8]) -> Result<()> {
+        self.inner.write_all(data)?;
+        if let Some(copy) = &mut self.copy {
+            let fits = copy.size + data.len() as u64 <= self.max_bytes / 4;
+            if let Err(e) =
+                if fits { copy.append(data) } else { Err(std::io::Error::other("larger than the cache keeps")) }
+            {
+                tracing::debug!(path = self.path, error = %e, "no local copy of this file");
+                self.copy = None;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        let copy = self.copy.take();
+        self.inner.finish()?;
+        match copy.map(CopyWriter::complete) {
+            Some(Ok((local, size, crcs))) => admit(&self.state, self.max_bytes, &self.path, local, size, crcs),
+            Some(Err(e)) => tracing::warn!(path = self.path, error = %e, "cannot keep a local copy"),
+            None => {}
+        }
+        Ok(())
     }
 }
 
@@ -251,6 +342,26 @@ impl FileIO for CachingFileIO {
         self.inner.write(path, data)?;
         self.keep(path, data);
         Ok(())
+    }
+
+    fn create_sink(&self, path: &str) -> Result<Option<Box<dyn FileSink>>> {
+        self.forget(path);
+        let Some(inner) = self.inner.create_sink(path)? else {
+            // Written whole through `write`, which keeps the copy.
+            return Ok(None);
+        };
+        if !is_immutable_file(path) {
+            return Ok(Some(inner));
+        }
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let copy = self.dir.file(name).and_then(|local| {
+            let file = File::create(&local).map_err(|e| Error::io(local.display().to_string(), e))?;
+            let file = BufWriter::new(file);
+            Ok(CopyWriter { local: Some(local), file, size: 0, crcs: Vec::new(), block: crc32fast::Hasher::new() })
+        });
+        let copy = copy.inspect_err(|e| tracing::warn!(path, error = %e, "cannot keep a local copy")).ok();
+        let (state, max_bytes) = (self.state.clone(), self.max_bytes);
+        Ok(Some(Box::new(CachingSink { inner, path: path.to_string(), copy, state, max_bytes })))
     }
 
     fn create_if_absent(&self, path: &str, data: &[u8]) -> Result<bool> {
@@ -339,6 +450,45 @@ mod tests {
         assert_eq!(io.read(DATA).unwrap(), b"abc");
         assert_eq!(io.read(DATA).unwrap(), b"abc");
         assert_eq!(io.stats().misses, 1);
+    }
+
+    /// A file streamed through the cache to a store with sinks is kept as it goes by, its block checksums
+    /// taken piece by piece; one outgrowing the cache's share, or abandoned, leaves no copy.
+    #[test]
+    fn streamed_files_are_kept_block_by_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn FileIO> = Arc::new(crate::LocalFileIO::new());
+        let cache = Arc::new(CachingFileIO::new(store.clone(), 64 << 20));
+        let io: Arc<dyn FileIO> = cache.clone();
+        let path =
+            |i: usize| format!("{}{}", dir.path().display(), DATA.replace("-0.parquet", &format!("-{i}.parquet")));
+        let content: Vec<u8> =
+            (0..(5u64 << 20) + 12_345).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        let mut sink = crate::create_file(&io, &path(0)).unwrap();
+        for piece in content.chunks(77_777) {
+            sink.write_all(piece).unwrap();
+        }
+        sink.finish().unwrap();
+        assert_eq!(cache.stats().bytes, content.len() as u64);
+        // Gone from the store behind the cache's back: the copy answers, every block checked.
+        store.delete(&path(0)).unwrap();
+        assert_eq!(io.read(&path(0)).unwrap(), content);
+        let (at, len) = ((1u64 << 20) - 5, 3u64 << 20);
+        assert_eq!(io.read_range(&path(0), at, len).unwrap(), &content[at as usize..(at + len) as usize]);
+        assert_eq!(cache.stats().hits, 2);
+
+        // Larger than a quarter of the cache: written, not kept.
+        let big: Arc<dyn FileIO> = Arc::new(CachingFileIO::new(store.clone(), 16 << 20));
+        let mut sink = crate::create_file(&big, &path(1)).unwrap();
+        sink.write_all(&content).unwrap();
+        sink.finish().unwrap();
+        assert_eq!(store.read(&path(1)).unwrap(), content);
+        // Abandoned: nothing in the store, and no local copy left behind.
+        let mut sink = crate::create_file(&io, &path(2)).unwrap();
+        sink.write_all(&content[..1000]).unwrap();
+        drop(sink);
+        assert!(!store.file_exists(&path(2)).unwrap());
+        assert_eq!(std::fs::read_dir(cache.dir.path().unwrap()).unwrap().count(), 1, "only the kept copy");
     }
 
     #[test]

@@ -1,13 +1,15 @@
 //! FileIO: the one seam through which Strata touches storage.
 //!
 //! Everything Strata reads or writes goes through [`FileIO`]. The trait is synchronous and object-store
-//! shaped (whole-object writes, range reads, listing by prefix directory, one conditional create), so a
-//! backend with conditional PUT (`If-None-Match: *`) fits behind it as well as a local file system.
+//! shaped (whole-object writes, at once or streamed through a [`FileSink`], range reads, listing by prefix
+//! directory, one conditional create), so a backend with conditional PUT (`If-None-Match: *`) fits behind
+//! it as well as a local file system.
 
 mod cache;
 mod local;
 mod memory;
 mod scratch;
+mod sink;
 
 use std::fmt::Debug;
 
@@ -15,6 +17,7 @@ pub use cache::{is_immutable_file, CacheStats, CachingFileIO};
 pub use local::LocalFileIO;
 pub use memory::MemoryFileIO;
 pub use scratch::ScratchDir;
+pub use sink::{create_file, FileSink, InspectSink};
 pub use strata_spec::{Error, Result};
 
 /// What a listing returns for each entry.
@@ -126,6 +129,14 @@ pub trait FileIO: Send + Sync + Debug {
 
     /// Writes (or replaces) a whole file, atomically visible and durable on return.
     fn write(&self, path: &str, data: &[u8]) -> Result<()>;
+
+    /// A sink streaming a new file to `path` under [`FileSink`]'s contract (that of [`write`](FileIO::write),
+    /// for a file handed over in pieces), or `None` where the store only writes whole files. Callers use
+    /// [`create_file`], which buffers for the latter. A wrapper returns its inner store's sink (wrapped to
+    /// see the bytes if it must), or `None` when that store has none.
+    fn create_sink(&self, _path: &str) -> Result<Option<Box<dyn FileSink>>> {
+        Ok(None)
+    }
 
     /// Creates `path` with `data` only if nothing is there: `Ok(true)` if this call created it, `Ok(false)`
     /// if it already existed (and was not touched).

@@ -1,16 +1,17 @@
 //! The local file system.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{ErrorKind as IoKind, Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, ErrorKind as IoKind, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::time::UNIX_EPOCH;
 
-use crate::{parent, Error, FileIO, FileStatus, Result};
+use crate::{parent, Error, FileIO, FileSink, FileStatus, Result};
 
 /// [`FileIO`] over the local file system.
 ///
-/// `write` is temp file + fsync + rename + directory fsync; `create_if_absent` is temp file + fsync +
-/// hard `link` (which fails if the target exists, so it can never overwrite) + directory fsync.
+/// `write` (and a streamed file's finish) is temp file + fsync + rename + directory fsync;
+/// `create_if_absent` is temp file + fsync + hard `link` (which fails if the target exists, so it can never
+/// overwrite) + directory fsync.
 #[derive(Debug, Default, Clone)]
 pub struct LocalFileIO;
 
@@ -42,6 +43,54 @@ fn write_synced(path: &str, data: &[u8]) -> Result<()> {
     let mut f = OpenOptions::new().write(true).create_new(true).open(path).map_err(|e| io_err(path, e))?;
     f.write_all(data).map_err(|e| io_err(path, e))?;
     f.sync_all().map_err(|e| io_err(path, e))
+}
+
+/// Bytes a [`LocalSink`] gathers before a `write(2)`: parquet hands over its pages a few kilobytes at a time.
+const SINK_BUFFER: usize = 256 << 10;
+
+/// A local file streamed into a temp file beside its target, then fsynced and renamed over it, as
+/// [`FileIO::write`] does with a whole file. Dropped unfinished, it removes the temp file.
+struct LocalSink {
+    tmp: String,
+    path: String,
+    dir: String,
+    /// `None` once finished.
+    file: Option<BufWriter<File>>,
+}
+
+impl FileSink for LocalSink {
+    fn write_all(&mut self, data: &[u8]) -> Result<()> {
+        match &mut self.file {
+            Some(f) => f.write_all(data).map_err(|e| io_err(&self.tmp, e)),
+            None => Err(Error::invalid("local file sink", "written after it was finished")),
+        }
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        let _span = tracing::trace_span!("local_sink_finish", path = self.path).entered();
+        let Some(buffered) = self.file.take() else {
+            return Err(Error::invalid("local file sink", "finished twice"));
+        };
+        let renamed = buffered
+            .into_inner()
+            .map_err(|e| io_err(&self.tmp, e.into_error()))
+            .and_then(|file| file.sync_all().map_err(|e| io_err(&self.tmp, e)))
+            .and_then(|()| fs::rename(&self.tmp, &self.path).map_err(|e| io_err(&self.path, e)));
+        if renamed.is_err() {
+            let _ = fs::remove_file(&self.tmp);
+        }
+        renamed?;
+        sync_dir(&self.dir)
+    }
+}
+
+impl Drop for LocalSink {
+    fn drop(&mut self) {
+        if self.file.take().is_some() {
+            // Abandoned: the temp file is not the table's (a removal that fails leaves a `.tmp` orphan).
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
 }
 
 impl FileIO for LocalFileIO {
@@ -83,6 +132,15 @@ impl FileIO for LocalFileIO {
         }
         result?;
         sync_dir(dir)
+    }
+
+    fn create_sink(&self, path: &str) -> Result<Option<Box<dyn FileSink>>> {
+        let dir = parent(path).to_string();
+        self.mkdirs(&dir)?;
+        let tmp = temp_name(path);
+        let file = OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| io_err(&tmp, e))?;
+        let file = Some(BufWriter::with_capacity(SINK_BUFFER, file));
+        Ok(Some(Box::new(LocalSink { tmp, path: path.to_string(), dir, file })))
     }
 
     fn create_if_absent(&self, path: &str, data: &[u8]) -> Result<bool> {

@@ -144,10 +144,11 @@ impl WriteBuffer {
         self.counter += 1;
         let batches = std::mem::take(&mut self.batches);
         let bytes = std::mem::take(&mut self.bytes);
+        let run_batch = spill_batch_rows(&batches, bytes, batch_size);
         let (layout, rows) = (self.layout.clone(), batches.clone());
         let spawned = std::thread::Builder::new()
             .name("strata-spill".into())
-            .spawn(move || write_run(&layout, &rows, batch_size, path, &settings));
+            .spawn(move || write_run(&layout, &rows, run_batch, path, &settings));
         match spawned {
             Ok(handle) => {
                 self.pending = Some(PendingSpill { batches, bytes, handle });
@@ -254,6 +255,20 @@ fn sort_batches(layout: &KeyValueLayout, batches: &[RecordBatch], batch_size: us
     Ok(slices(&sorted))
 }
 
+/// Bytes of rows a spilled run's batch holds at most: a flush merges every spilled run at once, holding a
+/// batch of each (up to `local-sort.max-num-file-handles` of them, 128 by default). With batches of the
+/// read's `batch_size` rows (8,192 rows of issue 21's table, some 2 MB) that was 230 MB at a 4M-row load's
+/// flush, a term set by the number of runs rather than by `write-buffer-size`.
+const SPILL_BATCH_BYTES: u64 = 256 << 10;
+
+/// Rows per batch of a spilled run: [`SPILL_BATCH_BYTES`] of the rows being spilled (`bytes` in all), at most
+/// `batch_size`, at least 64.
+fn spill_batch_rows(batches: &[RecordBatch], bytes: u64, batch_size: usize) -> usize {
+    let rows = batches.iter().map(RecordBatch::num_rows).sum::<usize>().max(1) as u64;
+    let row_bytes = (bytes / rows).max(1);
+    usize::try_from(SPILL_BATCH_BYTES / row_bytes).unwrap_or(usize::MAX).clamp(64, batch_size.max(64))
+}
+
 /// Writes `batches` sorted, as one run in an IPC file at `path` (removed again if that fails).
 fn write_run(
     layout: &KeyValueLayout,
@@ -357,6 +372,22 @@ mod tests {
             Arc::new(StringArray::from_iter_values(rows.iter().map(|r| format!("v{}", r.1)))),
         ];
         RecordBatch::try_new(layout.file_schema.clone(), cols).unwrap()
+    }
+
+    /// A spilled run's batches hold about [`SPILL_BATCH_BYTES`] whatever the rows' width, within
+    /// 64..=batch_size rows: a flush merging many runs holds one such batch of each.
+    #[test]
+    fn spilled_batches_are_bounded_by_bytes() {
+        let layout = layout();
+        let rows: Vec<(i64, i64)> = (0..10_000).map(|i| (i, i)).collect();
+        let b = batch(&layout, &rows);
+        let bytes = batch_bytes(&b);
+        let per_row = bytes / 10_000;
+        let n = spill_batch_rows(std::slice::from_ref(&b), bytes, 1 << 20);
+        assert!((n as u64 * per_row).abs_diff(SPILL_BATCH_BYTES) <= per_row, "{n} rows of {per_row} bytes");
+        assert_eq!(spill_batch_rows(std::slice::from_ref(&b), bytes, 100), 100, "never above the batch size");
+        assert_eq!(spill_batch_rows(std::slice::from_ref(&b), 1 << 40, 8192), 64, "never below 64 rows");
+        assert_eq!(spill_batch_rows(&[], 0, 8192), 8192, "nothing to spill: the batch size");
     }
 
     fn keys_and_seqs(run: Run) -> Vec<(i64, i64)> {

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use strata_io::{CachingFileIO, FileIO, FileStatus, LocalFileIO, RequestCounts};
+use strata_io::{CachingFileIO, FileIO, FileSink, FileStatus, LocalFileIO, RequestCounts};
 use strata_spec::{Error, Result};
 
 use crate::config::{build_store, StoreKind, SUPPORTED_SCHEMES};
@@ -210,6 +210,10 @@ impl FileIO for StoreRouter {
 
     fn write(&self, path: &str, data: &[u8]) -> Result<()> {
         self.route(path)?.write(path, data)
+    }
+
+    fn create_sink(&self, path: &str) -> Result<Option<Box<dyn FileSink>>> {
+        self.route(path)?.create_sink(path)
     }
 
     fn create_if_absent(&self, path: &str, data: &[u8]) -> Result<bool> {

@@ -16,7 +16,7 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, WriteMultipart};
 use parking_lot::Mutex;
-use strata_io::{FileIO, FileStatus, RequestCounts};
+use strata_io::{FileIO, FileSink, FileStatus, RequestCounts};
 use strata_spec::{Error, Result};
 
 use crate::runtime::block_on;
@@ -62,7 +62,7 @@ pub struct ObjectStoreFileIO {
     /// disabled`, or an HTTP server).
     conditional_create: bool,
     create_check: Mutex<CreateCheck>,
-    counters: Counters,
+    counters: Arc<Counters>,
 }
 
 fn io_error(uri: &str, e: impl std::fmt::Display) -> Error {
@@ -93,7 +93,7 @@ impl ObjectStoreFileIO {
             root: root.trim_end_matches('/').to_string(),
             conditional_create,
             create_check: Mutex::new(CreateCheck::Unchecked),
-            counters: Counters::default(),
+            counters: Arc::default(),
         }
     }
 
@@ -224,6 +224,90 @@ fn unique_suffix() -> String {
     format!("{}-{nanos}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
+/// An object streamed to the store: held in memory while it is small (then it goes up as one PUT at
+/// `finish`), and as a multipart upload of [`PART_SIZE`] parts, [`PART_CONCURRENCY`] in flight, once it
+/// reaches [`MULTIPART_THRESHOLD`]. The store shows the object only when the upload completes; a sink
+/// dropped unfinished aborts its upload (an upload a killed process leaves is the store's to expire).
+struct ObjectSink {
+    store: Arc<dyn ObjectStore>,
+    location: Path,
+    uri: String,
+    counters: Arc<Counters>,
+    /// Bytes not yet handed to the upload.
+    buffer: Vec<u8>,
+    upload: Option<WriteMultipart>,
+}
+
+impl ObjectSink {
+    /// Hands the buffer's first `PART_SIZE` bytes to the upload, waiting while the upload has as many
+    /// parts in flight as it may.
+    fn send_part(&mut self, mut upload: WriteMultipart) -> Result<WriteMultipart> {
+        let rest = self.buffer.split_off(PART_SIZE.min(self.buffer.len()));
+        let part = Bytes::from(std::mem::replace(&mut self.buffer, rest));
+        bump(&self.counters.put);
+        let uri = self.uri.clone();
+        let (upload, waited) = block_on(async move {
+            let waited = upload.wait_for_capacity(PART_CONCURRENCY).await.map_err(|e| map_error(&uri, e));
+            upload.put(part);
+            (upload, waited)
+        })?;
+        // A failed part fails the upload: the caller drops the sink, which aborts it.
+        self.upload = Some(upload);
+        waited?;
+        self.upload.take().ok_or_else(|| Error::invalid("object sink", "upload lost"))
+    }
+}
+
+impl FileSink for ObjectSink {
+    fn write_all(&mut self, data: &[u8]) -> Result<()> {
+        self.buffer.extend_from_slice(data);
+        if self.upload.is_none() && self.buffer.len() >= MULTIPART_THRESHOLD {
+            let (store, location, uri) = (self.store.clone(), self.location.clone(), self.uri.clone());
+            bump(&self.counters.put);
+            let upload =
+                block_on(async move { store.put_multipart(&location).await.map_err(|e| map_error(&uri, e)) })??;
+            self.upload = Some(WriteMultipart::new_with_chunk_size(upload, PART_SIZE));
+        }
+        while self.buffer.len() >= PART_SIZE {
+            let Some(upload) = self.upload.take() else { break };
+            let upload = self.send_part(upload)?;
+            self.upload = Some(upload);
+        }
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        let _span = tracing::trace_span!("object_sink_finish", path = self.uri).entered();
+        let uri = self.uri.clone();
+        let Some(mut upload) = self.upload.take() else {
+            bump(&self.counters.put);
+            let (store, location) = (self.store.clone(), self.location.clone());
+            let payload = PutPayload::from(Bytes::from(std::mem::take(&mut self.buffer)));
+            return block_on(async move {
+                store.put(&location, payload).await.map(|_| ()).map_err(|e| map_error(&uri, e))
+            })?;
+        };
+        if !self.buffer.is_empty() {
+            upload = self.send_part(upload)?;
+        }
+        bump(&self.counters.put);
+        // `finish` aborts the upload itself when the completion fails.
+        block_on(async move { upload.finish().await.map(|_| ()).map_err(|e| map_error(&uri, e)) })?
+    }
+}
+
+impl Drop for ObjectSink {
+    fn drop(&mut self) {
+        if let Some(upload) = self.upload.take() {
+            bump(&self.counters.delete);
+            let uri = self.uri.clone();
+            if let Ok(Err(e)) = block_on(async move { upload.abort().await }) {
+                tracing::warn!(path = uri, error = %e, "cannot abort an abandoned multipart upload");
+            }
+        }
+    }
+}
+
 impl FileIO for ObjectStoreFileIO {
     fn read(&self, path: &str) -> Result<Vec<u8>> {
         let _span = tracing::trace_span!("object_read", path).entered();
@@ -285,6 +369,18 @@ impl FileIO for ObjectStoreFileIO {
     fn write(&self, path: &str, data: &[u8]) -> Result<()> {
         let _span = tracing::trace_span!("object_write", path, bytes = data.len()).entered();
         self.put(path, data, PutMode::Overwrite)
+    }
+
+    fn create_sink(&self, path: &str) -> Result<Option<Box<dyn FileSink>>> {
+        let location = self.location(path)?;
+        Ok(Some(Box::new(ObjectSink {
+            store: self.store.clone(),
+            location,
+            uri: path.to_string(),
+            counters: self.counters.clone(),
+            buffer: Vec::new(),
+            upload: None,
+        })))
     }
 
     fn create_if_absent(&self, path: &str, data: &[u8]) -> Result<bool> {

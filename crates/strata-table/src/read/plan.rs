@@ -3,7 +3,7 @@
 use super::{bucket_filter, ReadBuilder};
 use crate::table::DeletionFile;
 use std::collections::{BTreeMap, HashMap};
-use strata_format::{ColumnRange, KeyValueLayout, Predicate};
+use strata_format::{part_rows, parts_of, ColumnRange, KeyValueLayout, Predicate};
 use strata_spec::{BinaryRow, DataFileMeta, DataType, ManifestEntry, Result, SimpleStats, Snapshot};
 
 /// A unit of parallel reading.
@@ -58,32 +58,6 @@ impl DataSplit {
             _ => whole,
         }
     }
-}
-
-/// Rows a part of a file holds at least: smaller parts would cost their footer and boundary pages more than
-/// the thread they add gains.
-const MIN_PART_ROWS: i64 = 64 * 1024;
-
-/// Into how many parts a raw file of `weight` bytes is read: one per `target` bytes, each of at least
-/// [`MIN_PART_ROWS`] rows; parquet files only (an ORC file is read whole).
-pub(crate) fn parts_of(f: &DataFileMeta, weight: i64, target: i64) -> i64 {
-    if !f.file_name.ends_with(".parquet") || weight <= target {
-        return 1;
-    }
-    // Sizes and counts come from a manifest: saturating, and never more than MAX_PARTS parts.
-    let target = target.max(1);
-    let by_size = weight.saturating_add(target - 1) / target;
-    by_size.min(f.row_count / MIN_PART_ROWS).clamp(1, MAX_PARTS)
-}
-
-/// Most parts one file is read in (a 64 GiB file in 16 MiB parts).
-const MAX_PARTS: i64 = 4096;
-
-/// Rows `i * rows / parts .. (i + 1) * rows / parts` of a file of `rows` rows: part `i` of `parts`, without
-/// overflow whatever a manifest says.
-pub(crate) fn part_rows(rows: u64, i: u64, parts: u64) -> std::ops::Range<u64> {
-    let at = |k: u64| (u128::from(rows) * u128::from(k) / u128::from(parts.max(1))) as u64;
-    at(i)..at(i + 1)
 }
 
 /// A planned read of one snapshot.

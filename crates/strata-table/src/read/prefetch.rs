@@ -170,6 +170,10 @@ impl FileIO for Prefetching {
         self.shared.inner.write(path, data)
     }
 
+    fn create_sink(&self, path: &str) -> Result<Option<Box<dyn strata_io::FileSink>>> {
+        self.shared.inner.create_sink(path)
+    }
+
     fn create_if_absent(&self, path: &str, data: &[u8]) -> Result<bool> {
         self.shared.inner.create_if_absent(path, data)
     }

@@ -253,26 +253,8 @@ impl SplitReader {
     /// file at a time, not a whole file: a bucket's merged load is one file of up to `target-file-size`
     /// and more.
     fn in_parts(&self, files: Vec<DataFileRef>) -> Vec<DataFileRef> {
-        let mut out = Vec::with_capacity(files.len());
-        for f in files {
-            let parts = match f.rows {
-                Some(_) => 1,
-                None => super::plan::parts_of(&f.meta, f.meta.file_size, self.part_bytes) as u64,
-            };
-            if parts == 1 {
-                out.push(f);
-                continue;
-            }
-            let rows = f.meta.row_count.max(0) as u64;
-            for i in 0..parts {
-                let mut part = f.clone();
-                part.rows = Some(super::plan::part_rows(rows, i, parts));
-                // Every part reads the file's footer: the table's cache parses it once.
-                part.footers = Some(self.footers.clone());
-                out.push(part);
-            }
-        }
-        out
+        // Every part reads the file's footer: the table's cache parses it once.
+        files.into_iter().flat_map(|f| strata_format::file_parts(f, self.part_bytes, &self.footers)).collect()
     }
 
     /// Reads `files` one after another without merging, their deletion vectors applied.

@@ -97,12 +97,12 @@ fn crafted_sizes_make_a_bounded_number_of_parts_that_tile_the_rows() {
     for (size, rows) in [(i64::MAX, i64::MAX), (i64::MAX, 1 << 40), (1 << 40, i64::MAX), (i64::MAX, 0)] {
         meta.file_size = size;
         meta.row_count = rows;
-        let parts = crate::read::plan::parts_of(&meta, size, super::READ_PART_BYTES);
+        let parts = strata_format::parts_of(&meta, size, super::READ_PART_BYTES);
         assert!((1..=4096).contains(&parts), "{parts} parts for size {size}, rows {rows}");
         let rows = rows as u64;
         let mut at = 0;
         for i in 0..parts as u64 {
-            let r = crate::read::plan::part_rows(rows, i, parts as u64);
+            let r = strata_format::part_rows(rows, i, parts as u64);
             assert_eq!(r.start, at, "parts leave no gap");
             assert!(r.end >= r.start);
             at = r.end;
