@@ -35,42 +35,31 @@ pub(crate) fn block_crcs(data: &[u8]) -> String {
 }
 
 /// The [`BLOCK_CRC_KEY`] value of a file's data taken as its bytes go out, one block at a time.
-#[derive(Default)]
-pub(crate) struct BlockCrcBuilder {
-    /// Bytes seen.
-    len: u64,
-    /// The checksums of the whole blocks seen, in hex.
-    hex: String,
-    /// The block being filled.
-    block: crc32fast::Hasher,
+pub(crate) struct BlockCrcBuilder(strata_io::BlockCrc32s);
+
+impl Default for BlockCrcBuilder {
+    fn default() -> Self {
+        BlockCrcBuilder(strata_io::BlockCrc32s::new(BLOCK_BYTES))
+    }
 }
 
 impl BlockCrcBuilder {
     /// Takes in the next bytes of the data.
-    pub(crate) fn update(&mut self, mut data: &[u8]) {
-        while !data.is_empty() {
-            let room = (BLOCK_BYTES - self.len % BLOCK_BYTES) as usize;
-            let (head, rest) = data.split_at(room.min(data.len()));
-            self.block.update(head);
-            self.len += head.len() as u64;
-            if self.len.is_multiple_of(BLOCK_BYTES) {
-                self.push_block();
-            }
-            data = rest;
-        }
-    }
-
-    fn push_block(&mut self) {
-        // Writing to a String cannot fail.
-        let _ = write!(self.hex, "{:08x}", std::mem::take(&mut self.block).finalize());
+    pub(crate) fn update(&mut self, data: &[u8]) {
+        self.0.update(data);
     }
 
     /// The entry for the data seen: `<block bytes>:<data end>:<CRCs>`.
-    pub(crate) fn finish(mut self) -> String {
-        if !self.len.is_multiple_of(BLOCK_BYTES) {
-            self.push_block();
+    pub(crate) fn finish(self) -> String {
+        let len = self.0.len();
+        let crcs = self.0.finish();
+        let mut out = format!("{BLOCK_BYTES}:{len}:");
+        out.reserve(crcs.len() * 8);
+        for crc in crcs {
+            // Writing to a String cannot fail.
+            let _ = write!(out, "{crc:08x}");
         }
-        format!("{BLOCK_BYTES}:{}:{}", self.len, self.hex)
+        out
     }
 }
 

@@ -35,6 +35,9 @@ pub(crate) struct ChecksummedSink {
     groups: Vec<String>,
     /// The store's error, kept whole: the parquet writer only passes its text on.
     failed: Option<Error>,
+    /// Whether the store failed: nothing more goes to it (parquet's buffer would flush into it again when
+    /// its writer is dropped), even once `failed` has been taken.
+    poisoned: bool,
 }
 
 impl ChecksummedSink {
@@ -48,6 +51,7 @@ impl ChecksummedSink {
             kept_from: 0,
             groups: Vec::new(),
             failed: None,
+            poisoned: false,
         }
     }
 
@@ -148,7 +152,7 @@ impl ChecksummedSink {
 
 impl Write for ChecksummedSink {
     fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        if self.failed.is_some() {
+        if self.poisoned {
             return Err(std::io::Error::other("the file's store failed earlier"));
         }
         let Some(sink) = &mut self.sink else {
@@ -157,6 +161,7 @@ impl Write for ChecksummedSink {
         if let Err(e) = sink.write_all(data) {
             let message = e.to_string();
             self.failed = Some(e);
+            self.poisoned = true;
             return Err(std::io::Error::other(message));
         }
         if let Some(blocks) = &mut self.blocks {

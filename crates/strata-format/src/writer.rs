@@ -193,9 +193,15 @@ const DICTIONARY_PAGE_BYTES: usize = 64 * 1024;
 ///
 /// Other columns keep parquet's dictionary where the file's first batch (`first`, as stored) says it pays,
 /// as parquet-mr decides on a column's first page ([`crate::dictionary`]).
-fn parquet_properties(layout: &KeyValueLayout, compression: Compression, first: &RecordBatch) -> WriterProperties {
+fn parquet_properties(
+    layout: &KeyValueLayout,
+    compression: Compression,
+    first: &RecordBatch,
+    row_group_bytes: usize,
+) -> WriterProperties {
     let mut b = WriterProperties::builder()
         .set_compression(compression)
+        .set_max_row_group_bytes(Some(row_group_bytes.max(1)))
         .set_created_by(format!("strata version {}", env!("CARGO_PKG_VERSION")))
         .set_data_page_size_limit(DATA_PAGE_BYTES)
         .set_dictionary_page_size_limit(DICTIONARY_PAGE_BYTES);
@@ -253,7 +259,8 @@ impl KvFileWriter {
         let path = join(&self.dir, &name);
         let sink = match self.cfg.format {
             FileFormat::Parquet => {
-                let props = parquet_properties(&self.layout, parquet_compression(&self.cfg.compression)?, first);
+                let compression = parquet_compression(&self.cfg.compression)?;
+                let props = parquet_properties(&self.layout, compression, first, self.row_group_bytes);
                 let out = ChecksummedSink::new(create_file(&self.io, &path)?);
                 Sink::Parquet(Box::new(
                     ArrowWriter::try_new(out, schema, Some(props))
@@ -335,7 +342,7 @@ impl KvFileWriter {
         file.rows += batch.num_rows() as i64;
         let batch = &stored;
         let size = match &mut file.sink {
-            Sink::Parquet(w) => parquet_write(w, batch, self.row_group_bytes)?,
+            Sink::Parquet(w) => parquet_write(w, batch)?,
             Sink::Orc(w, buf, est) => {
                 // orc-rust requires the batch's schema to equal the writer's, field nullability and metadata
                 // included (parquet's writer only compares types), and batches merged from ORC reads arrive
@@ -370,6 +377,14 @@ impl KvFileWriter {
 
     fn finish(&mut self, file: OpenFile) -> Result<()> {
         let _span = tracing::debug_span!("finish_data_file", name = file.name, rows = file.rows).entered();
+        // Everything that may fail is done before the file becomes visible: a file finished but not in
+        // `done` would be missed by the caller's cleanup.
+        let key_types: Vec<DataType> = self.layout.key_fields.iter().map(|f| f.data_type).collect();
+        let value_types: Vec<DataType> = self.layout.value_fields.iter().map(|f| f.data_type).collect();
+        let mut value_stats = file.value_stats;
+        value_stats.iter_mut().for_each(truncate_16);
+        let key_stats = to_simple_stats(&file.key_stats, &key_types)?;
+        let value_stats = to_simple_stats(&value_stats, &value_types)?;
         let size = match file.sink {
             Sink::Parquet(w) => parquet_close(*w)?,
             Sink::Orc(w, buf, _) => {
@@ -388,19 +403,16 @@ impl KvFileWriter {
                 sink.finish()?
             }
         };
-        let key_types: Vec<DataType> = self.layout.key_fields.iter().map(|f| f.data_type).collect();
-        let value_types: Vec<DataType> = self.layout.value_fields.iter().map(|f| f.data_type).collect();
-        let mut value_stats = file.value_stats;
-        value_stats.iter_mut().for_each(truncate_16);
         let empty = BinaryRow::empty();
         self.done.push(DataFileMeta {
             file_name: file.name,
-            file_size: i64::try_from(size).map_err(|_| Error::invalid("data file", "larger than 8 EiB"))?,
+            // A file's size is what a `u64` counted as it was written: 8 EiB is out of reach.
+            file_size: i64::try_from(size).unwrap_or(i64::MAX),
             row_count: file.rows,
             min_key: file.min_key.unwrap_or_else(|| empty.clone()),
             max_key: file.max_key.unwrap_or(empty),
-            key_stats: to_simple_stats(&file.key_stats, &key_types)?,
-            value_stats: to_simple_stats(&value_stats, &value_types)?,
+            key_stats,
+            value_stats,
             min_sequence_number: file.min_seq,
             max_sequence_number: file.max_seq,
             schema_id: self.cfg.schema_id,
@@ -433,14 +445,17 @@ impl KvFileWriter {
     }
 }
 
-/// A row group is closed once the parquet writer holds this many encoded bytes of it, so that an open
-/// file costs a writer about this much memory whatever `target-file-size` is (parquet's own bound is a
-/// million rows: with Strata's default target, files were one row group held whole until written).
-/// Measured on the lookup bench's table: <TBD>.
+/// A row group is closed once the parquet writer holds this many encoded bytes of it (parquet's
+/// `max_row_group_bytes`; its own bound is a million rows), so that an open file costs a writer about this
+/// much memory whatever `target-file-size` is: with Strata's default target, files were one row group held
+/// whole until written. Measured with `benches/lookup.rs load` (4M rows, docs/BENCHMARKS.md "Session 17"),
+/// a load's heap peak no longer follows `target-file-size` (343-345 MB at 128 and 512 MiB, where the
+/// resident peak was 1.1 GiB at 128 MiB before).
 const ROW_GROUP_BYTES: usize = 16 << 20;
 
-/// Batches go to the parquet writer in slices of at most this many rows, so a row group passes its bound
-/// by one slice at most however large the caller's batches are.
+/// Batches go to the parquet writer in slices of at most this many rows, so that each row group's
+/// checksums are taken, and its kept bytes dropped, soon after parquet closes it, however large the
+/// caller's batches are.
 const SLICE_ROWS: usize = 8192;
 
 /// The error behind a failed parquet call: the store's own where the sink failed (a full disk stays an
@@ -449,18 +464,14 @@ fn parquet_error(w: &mut ArrowWriter<ChecksummedSink>, what: &str, e: impl std::
     w.inner_mut().take_error().unwrap_or_else(|| Error::invalid(what, e.to_string()))
 }
 
-/// Hands `batch` to the parquet writer slice by slice, closing a row group whenever one reaches
-/// `row_group_bytes`; returns the file's size so far, counting what the writer holds.
-fn parquet_write(w: &mut ArrowWriter<ChecksummedSink>, batch: &RecordBatch, row_group_bytes: usize) -> Result<u64> {
+/// Hands `batch` to the parquet writer slice by slice, taking the checksums of each row group it closes;
+/// returns the file's size so far, counting what the writer holds.
+fn parquet_write(w: &mut ArrowWriter<ChecksummedSink>, batch: &RecordBatch) -> Result<u64> {
     let mut offset = 0;
     while offset < batch.num_rows() {
         let len = SLICE_ROWS.min(batch.num_rows() - offset);
         w.write(&batch.slice(offset, len)).map_err(|e| parquet_error(w, "parquet write", e))?;
         offset += len;
-        if w.in_progress_size() >= row_group_bytes {
-            w.flush().map_err(|e| parquet_error(w, "parquet write", e))?;
-        }
-        // parquet also closes a row group by itself at a million rows.
         if w.flushed_row_groups().len() > w.inner().row_groups_checked() {
             row_groups_out(w)?;
         }

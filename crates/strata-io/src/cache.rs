@@ -53,6 +53,9 @@ struct LocalCopy {
 struct State {
     entries: HashMap<String, Entry>,
     bytes: u64,
+    /// Bytes of the copies being written beside streamed files: on disk already, and counted against the
+    /// cache's bound so that many files written at once do not take it past it.
+    writing: u64,
     clock: u64,
 }
 
@@ -199,7 +202,13 @@ fn admit(state: &Mutex<State>, max_bytes: u64, path: &str, local: PathBuf, size:
         let _ = std::fs::remove_file(old.local);
     }
     st.bytes += size;
-    while st.bytes > max_bytes {
+    evict(&mut st, max_bytes);
+}
+
+/// Drops the least recently used copies until the cache, copies being written included, is within
+/// `max_bytes` (or nothing is left to drop).
+fn evict(st: &mut State, max_bytes: u64) {
+    while st.bytes + st.writing > max_bytes {
         let Some(victim) = st.entries.iter().min_by_key(|(_, e)| e.last_used).map(|(p, _)| p.clone()) else {
             break;
         };
@@ -210,39 +219,46 @@ fn admit(state: &Mutex<State>, max_bytes: u64, path: &str, local: PathBuf, size:
     }
 }
 
+/// Counts `n` more bytes of a copy being written, making room for them; `false` (nothing counted) when
+/// the copies being written alone would take the cache past `max_bytes`.
+fn reserve(state: &Mutex<State>, max_bytes: u64, n: u64) -> bool {
+    let mut st = state.lock();
+    st.writing += n;
+    evict(&mut st, max_bytes);
+    if st.bytes + st.writing > max_bytes {
+        st.writing -= n;
+        return false;
+    }
+    true
+}
+
+/// Stops counting `n` bytes of a copy that was written (and admitted) or abandoned.
+fn release(state: &Mutex<State>, n: u64) {
+    let mut st = state.lock();
+    st.writing = st.writing.saturating_sub(n);
+}
+
 /// A local copy being written beside a streamed file, checksummed block by block as it grows.
 struct CopyWriter {
     /// `None` once handed to the cache (until then, dropping the writer removes the file).
     local: Option<PathBuf>,
     file: BufWriter<File>,
     size: u64,
-    crcs: Vec<u32>,
-    block: crc32fast::Hasher,
+    crcs: crate::BlockCrc32s,
 }
 
 impl CopyWriter {
-    fn append(&mut self, mut data: &[u8]) -> std::io::Result<()> {
+    fn append(&mut self, data: &[u8]) -> std::io::Result<()> {
         self.file.write_all(data)?;
-        while !data.is_empty() {
-            let room = (BLOCK - self.size % BLOCK) as usize;
-            let (head, rest) = data.split_at(room.min(data.len()));
-            self.block.update(head);
-            self.size += head.len() as u64;
-            if self.size.is_multiple_of(BLOCK) {
-                self.crcs.push(std::mem::take(&mut self.block).finalize());
-            }
-            data = rest;
-        }
+        self.crcs.update(data);
+        self.size += data.len() as u64;
         Ok(())
     }
 
     /// The copy's path, size and block checksums, once on disk.
     fn complete(mut self) -> std::io::Result<(PathBuf, u64, Vec<u32>)> {
         self.file.flush()?;
-        let mut crcs = std::mem::take(&mut self.crcs);
-        if !self.size.is_multiple_of(BLOCK) {
-            crcs.push(std::mem::take(&mut self.block).finalize());
-        }
+        let crcs = std::mem::replace(&mut self.crcs, crate::BlockCrc32s::new(BLOCK)).finish();
         let local = self.local.take().ok_or_else(|| std::io::Error::other("copy already handed over"))?;
         Ok((local, self.size, crcs))
     }
@@ -270,26 +286,71 @@ impl FileSink for CachingSink {
     fn write_all(&mut self, data: &[u8]) -> Result<()> {
         self.inner.write_all(data)?;
         if let Some(copy) = &mut self.copy {
-            let fits = copy.size + data.len() as u64 <= self.max_bytes / 4;
-            if let Err(e) =
-                if fits { copy.append(data) } else { Err(std::io::Error::other("larger than the cache keeps")) }
-            {
+            let n = data.len() as u64;
+            let kept = if copy.size + n > self.max_bytes / 4 {
+                Err(std::io::Error::other("larger than the cache keeps"))
+            } else if !reserve(&self.state, self.max_bytes, n) {
+                Err(std::io::Error::other("the cache is full of copies being written"))
+            } else {
+                copy.append(data).inspect_err(|_| release(&self.state, n))
+            };
+            if let Err(e) = kept {
                 tracing::debug!(path = self.path, error = %e, "no local copy of this file");
-                self.copy = None;
+                self.drop_copy();
             }
         }
         Ok(())
     }
 
     fn finish(mut self: Box<Self>) -> Result<()> {
-        let copy = self.copy.take();
-        self.inner.finish()?;
-        match copy.map(CopyWriter::complete) {
-            Some(Ok((local, size, crcs))) => admit(&self.state, self.max_bytes, &self.path, local, size, crcs),
-            Some(Err(e)) => tracing::warn!(path = self.path, error = %e, "cannot keep a local copy"),
-            None => {}
+        self.inner_finish()?;
+        let Some(copy) = self.copy.take() else { return Ok(()) };
+        let counted = copy.size;
+        match copy.complete() {
+            Ok((local, size, crcs)) => {
+                release(&self.state, counted);
+                admit(&self.state, self.max_bytes, &self.path, local, size, crcs);
+            }
+            Err(e) => {
+                release(&self.state, counted);
+                tracing::warn!(path = self.path, error = %e, "cannot keep a local copy");
+            }
         }
         Ok(())
+    }
+}
+
+impl CachingSink {
+    /// Drops the copy being written (its file goes with it) and stops counting its bytes.
+    fn drop_copy(&mut self) {
+        if let Some(copy) = self.copy.take() {
+            release(&self.state, copy.size);
+        }
+    }
+
+    /// Finishes the store's file; the sink stays whole for its copy.
+    fn inner_finish(&mut self) -> Result<()> {
+        let inner = std::mem::replace(&mut self.inner, Box::new(Finished));
+        inner.finish()
+    }
+}
+
+impl Drop for CachingSink {
+    fn drop(&mut self) {
+        self.drop_copy();
+    }
+}
+
+/// What a [`CachingSink`] holds once its store's file is finished.
+struct Finished;
+
+impl FileSink for Finished {
+    fn write_all(&mut self, _: &[u8]) -> Result<()> {
+        Err(Error::invalid("file sink", "written after it was finished"))
+    }
+
+    fn finish(self: Box<Self>) -> Result<()> {
+        Err(Error::invalid("file sink", "finished twice"))
     }
 }
 
@@ -357,7 +418,7 @@ impl FileIO for CachingFileIO {
         let copy = self.dir.file(name).and_then(|local| {
             let file = File::create(&local).map_err(|e| Error::io(local.display().to_string(), e))?;
             let file = BufWriter::new(file);
-            Ok(CopyWriter { local: Some(local), file, size: 0, crcs: Vec::new(), block: crc32fast::Hasher::new() })
+            Ok(CopyWriter { local: Some(local), file, size: 0, crcs: crate::BlockCrc32s::new(BLOCK) })
         });
         let copy = copy.inspect_err(|e| tracing::warn!(path, error = %e, "cannot keep a local copy")).ok();
         let (state, max_bytes) = (self.state.clone(), self.max_bytes);
@@ -489,6 +550,38 @@ mod tests {
         drop(sink);
         assert!(!store.file_exists(&path(2)).unwrap());
         assert_eq!(std::fs::read_dir(cache.dir.path().unwrap()).unwrap().count(), 1, "only the kept copy");
+    }
+
+    /// Copies of files written side by side count against the bound while they are written: the cache
+    /// never holds more than its bound on disk, and every file still reads back right.
+    #[test]
+    fn copies_being_written_stay_within_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn FileIO> = Arc::new(crate::LocalFileIO::new());
+        let cache = Arc::new(CachingFileIO::new(store.clone(), 8 << 20));
+        let io: Arc<dyn FileIO> = cache.clone();
+        let path =
+            |i: usize| format!("{}{}", dir.path().display(), DATA.replace("-0.parquet", &format!("-{i}.parquet")));
+        let mut sinks: Vec<_> = (0..6).map(|i| crate::create_file(&io, &path(i)).unwrap()).collect();
+        let piece = vec![5u8; 100 << 10];
+        for _ in 0..19 {
+            for sink in sinks.iter_mut() {
+                sink.write_all(&piece).unwrap();
+                let on_disk: u64 = std::fs::read_dir(cache.dir.path().unwrap())
+                    .unwrap()
+                    .map(|e| e.unwrap().metadata().unwrap().len())
+                    .sum();
+                assert!(on_disk <= 8 << 20, "{on_disk} bytes of copies on disk");
+            }
+        }
+        for sink in sinks {
+            sink.finish().unwrap();
+        }
+        assert!(cache.stats().bytes <= 8 << 20);
+        assert_eq!(cache.state.lock().writing, 0, "every copy written is accounted for");
+        for i in 0..6 {
+            assert_eq!(io.read(&path(i)).unwrap(), vec![5u8; 19 * (100 << 10)]);
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! directory, one conditional create), so a backend with conditional PUT (`If-None-Match: *`) fits behind
 //! it as well as a local file system.
 
+mod block_crc;
 mod cache;
 mod local;
 mod memory;
@@ -13,6 +14,7 @@ mod sink;
 
 use std::fmt::Debug;
 
+pub use block_crc::BlockCrc32s;
 pub use cache::{is_immutable_file, CacheStats, CachingFileIO};
 pub use local::LocalFileIO;
 pub use memory::MemoryFileIO;

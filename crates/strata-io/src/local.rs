@@ -86,8 +86,10 @@ impl FileSink for LocalSink {
 
 impl Drop for LocalSink {
     fn drop(&mut self) {
-        if self.file.take().is_some() {
-            // Abandoned: the temp file is not the table's (a removal that fails leaves a `.tmp` orphan).
+        if let Some(buffered) = self.file.take() {
+            // Abandoned: what is still buffered is discarded unwritten, and the temp file, which is not the
+            // table's, removed (a removal that fails leaves a `.tmp` orphan).
+            drop(buffered.into_parts());
             let _ = fs::remove_file(&self.tmp);
         }
     }

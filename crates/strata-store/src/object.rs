@@ -14,10 +14,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, WriteMultipart};
+use object_store::{MultipartUpload, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use parking_lot::Mutex;
 use strata_io::{FileIO, FileSink, FileStatus, RequestCounts};
 use strata_spec::{Error, Result};
+use tokio::task::JoinSet;
 
 use crate::runtime::block_on;
 
@@ -132,22 +133,9 @@ impl ObjectStoreFileIO {
         let store = self.store.clone();
         let owned = uri.to_string();
         if data.len() >= MULTIPART_THRESHOLD && matches!(mode, PutMode::Overwrite) {
-            let parts = data.len().div_ceil(PART_SIZE) as u64;
-            // The parts, the start and the completion.
-            self.counters.put.fetch_add(parts + 2, Ordering::Relaxed);
-            let bytes = Bytes::copy_from_slice(data);
-            return block_on(async move {
-                let upload = store.put_multipart(&location).await.map_err(|e| map_error(&owned, e))?;
-                let mut w = WriteMultipart::new_with_chunk_size(upload, PART_SIZE);
-                let mut offset = 0;
-                while offset < bytes.len() {
-                    w.wait_for_capacity(PART_CONCURRENCY).await.map_err(|e| map_error(&owned, e))?;
-                    let end = (offset + PART_SIZE).min(bytes.len());
-                    w.put(bytes.slice(offset..end));
-                    offset = end;
-                }
-                w.finish().await.map(|_| ()).map_err(|e| map_error(&owned, e))
-            })?;
+            let mut sink = ObjectSink::new(store, location, uri, self.counters.clone());
+            sink.write_all(data)?;
+            return Box::new(sink).finish();
         }
         bump(&self.counters.put);
         let payload = PutPayload::from(Bytes::copy_from_slice(data));
@@ -226,52 +214,108 @@ fn unique_suffix() -> String {
 
 /// An object streamed to the store: held in memory while it is small (then it goes up as one PUT at
 /// `finish`), and as a multipart upload of [`PART_SIZE`] parts, [`PART_CONCURRENCY`] in flight, once it
-/// reaches [`MULTIPART_THRESHOLD`]. The store shows the object only when the upload completes; a sink
-/// dropped unfinished aborts its upload (an upload a killed process leaves is the store's to expire).
+/// reaches [`MULTIPART_THRESHOLD`]. The store shows the object only when the upload completes; an upload
+/// that fails, or whose sink is dropped unfinished, is aborted (one a killed process leaves is the store's
+/// to expire).
 struct ObjectSink {
     store: Arc<dyn ObjectStore>,
     location: Path,
     uri: String,
     counters: Arc<Counters>,
-    /// Bytes not yet handed to the upload.
-    buffer: Vec<u8>,
-    upload: Option<WriteMultipart>,
+    /// Bytes not yet sent, in pieces of exactly `PART_SIZE` but the last (a piece is a part as it is:
+    /// a `Vec` grown by doubling would hold twice its bytes, and be copied to be cut).
+    pending: Vec<Vec<u8>>,
+    pending_bytes: usize,
+    upload: Option<Upload>,
+}
+
+/// A multipart upload and its parts in flight.
+struct Upload {
+    upload: Box<dyn MultipartUpload>,
+    parts: JoinSet<object_store::Result<()>>,
+}
+
+impl Upload {
+    /// Waits until at most `in_flight` parts are in flight; the first part's error, if one failed.
+    async fn settle(&mut self, in_flight: usize, uri: &str) -> Result<()> {
+        while self.parts.len() > in_flight {
+            match self.parts.join_next().await {
+                Some(Ok(Ok(()))) | None => {}
+                Some(Ok(Err(e))) => return Err(map_error(uri, e)),
+                Some(Err(e)) => return Err(io_error(uri, e)),
+            }
+        }
+        Ok(())
+    }
 }
 
 impl ObjectSink {
-    /// Hands the buffer's first `PART_SIZE` bytes to the upload, waiting while the upload has as many
-    /// parts in flight as it may.
-    fn send_part(&mut self, mut upload: WriteMultipart) -> Result<WriteMultipart> {
-        let rest = self.buffer.split_off(PART_SIZE.min(self.buffer.len()));
-        let part = Bytes::from(std::mem::replace(&mut self.buffer, rest));
+    fn new(store: Arc<dyn ObjectStore>, location: Path, uri: &str, counters: Arc<Counters>) -> Self {
+        ObjectSink {
+            store,
+            location,
+            uri: uri.to_string(),
+            counters,
+            pending: Vec::new(),
+            pending_bytes: 0,
+            upload: None,
+        }
+    }
+
+    /// Sends the first pending piece as the upload's next part, once fewer than [`PART_CONCURRENCY`] are
+    /// in flight. On an error the upload stays with the sink, whose drop aborts it.
+    fn send_piece(&mut self) -> Result<()> {
+        let Some(mut upload) = self.upload.take() else {
+            return Err(Error::invalid("object sink", "a part sent before the upload started"));
+        };
+        if self.pending.is_empty() {
+            self.upload = Some(upload);
+            return Ok(());
+        }
+        let piece = self.pending.remove(0);
+        self.pending_bytes -= piece.len();
         bump(&self.counters.put);
         let uri = self.uri.clone();
-        let (upload, waited) = block_on(async move {
-            let waited = upload.wait_for_capacity(PART_CONCURRENCY).await.map_err(|e| map_error(&uri, e));
-            upload.put(part);
-            (upload, waited)
+        let (upload, sent) = block_on(async move {
+            let ready = upload.settle(PART_CONCURRENCY - 1, &uri).await;
+            if ready.is_ok() {
+                let part = upload.upload.put_part(PutPayload::from(Bytes::from(piece)));
+                upload.parts.spawn(part);
+            }
+            (upload, ready)
         })?;
-        // A failed part fails the upload: the caller drops the sink, which aborts it.
         self.upload = Some(upload);
-        waited?;
-        self.upload.take().ok_or_else(|| Error::invalid("object sink", "upload lost"))
+        sent
+    }
+
+    fn start_upload(&mut self) -> Result<()> {
+        let (store, location, uri) = (self.store.clone(), self.location.clone(), self.uri.clone());
+        bump(&self.counters.put);
+        let upload = block_on(async move { store.put_multipart(&location).await.map_err(|e| map_error(&uri, e)) })??;
+        self.upload = Some(Upload { upload, parts: JoinSet::new() });
+        Ok(())
     }
 }
 
 impl FileSink for ObjectSink {
-    fn write_all(&mut self, data: &[u8]) -> Result<()> {
-        self.buffer.extend_from_slice(data);
-        if self.upload.is_none() && self.buffer.len() >= MULTIPART_THRESHOLD {
-            let (store, location, uri) = (self.store.clone(), self.location.clone(), self.uri.clone());
-            bump(&self.counters.put);
-            let upload =
-                block_on(async move { store.put_multipart(&location).await.map_err(|e| map_error(&uri, e)) })??;
-            self.upload = Some(WriteMultipart::new_with_chunk_size(upload, PART_SIZE));
+    fn write_all(&mut self, mut data: &[u8]) -> Result<()> {
+        while !data.is_empty() {
+            match self.pending.last_mut() {
+                Some(last) if last.len() < PART_SIZE => {
+                    let take = (PART_SIZE - last.len()).min(data.len());
+                    last.extend_from_slice(&data[..take]);
+                    self.pending_bytes += take;
+                    data = &data[take..];
+                }
+                _ => self.pending.push(Vec::with_capacity(PART_SIZE)),
+            }
         }
-        while self.buffer.len() >= PART_SIZE {
-            let Some(upload) = self.upload.take() else { break };
-            let upload = self.send_part(upload)?;
-            self.upload = Some(upload);
+        if self.upload.is_none() && self.pending_bytes >= MULTIPART_THRESHOLD {
+            self.start_upload()?;
+        }
+        // Full pieces go up as they fill; the last one keeps filling.
+        while self.upload.is_some() && self.pending.len() > 1 {
+            self.send_piece()?;
         }
         Ok(())
     }
@@ -279,31 +323,49 @@ impl FileSink for ObjectSink {
     fn finish(mut self: Box<Self>) -> Result<()> {
         let _span = tracing::trace_span!("object_sink_finish", path = self.uri).entered();
         let uri = self.uri.clone();
-        let Some(mut upload) = self.upload.take() else {
+        if self.upload.is_none() {
             bump(&self.counters.put);
             let (store, location) = (self.store.clone(), self.location.clone());
-            let payload = PutPayload::from(Bytes::from(std::mem::take(&mut self.buffer)));
+            let payload: PutPayload = std::mem::take(&mut self.pending).into_iter().map(Bytes::from).collect();
             return block_on(async move {
                 store.put(&location, payload).await.map(|_| ()).map_err(|e| map_error(&uri, e))
             })?;
-        };
-        if !self.buffer.is_empty() {
-            upload = self.send_part(upload)?;
         }
+        while !self.pending.is_empty() {
+            self.send_piece()?;
+        }
+        let Some(mut upload) = self.upload.take() else {
+            return Err(Error::invalid("object sink", "upload lost"));
+        };
         bump(&self.counters.put);
-        // `finish` aborts the upload itself when the completion fails.
-        block_on(async move { upload.finish().await.map(|_| ()).map_err(|e| map_error(&uri, e)) })?
+        block_on(async move {
+            let done = match upload.settle(0, &uri).await {
+                Ok(()) => upload.upload.complete().await.map(|_| ()).map_err(|e| map_error(&uri, e)),
+                Err(e) => Err(e),
+            };
+            if done.is_err() {
+                upload.parts.shutdown().await;
+                if let Err(e) = upload.upload.abort().await {
+                    tracing::warn!(path = uri, error = %e, "cannot abort a failed multipart upload");
+                }
+            }
+            done
+        })?
     }
 }
 
 impl Drop for ObjectSink {
     fn drop(&mut self) {
-        if let Some(upload) = self.upload.take() {
+        if let Some(Upload { mut upload, mut parts }) = self.upload.take() {
             bump(&self.counters.delete);
             let uri = self.uri.clone();
-            if let Ok(Err(e)) = block_on(async move { upload.abort().await }) {
-                tracing::warn!(path = uri, error = %e, "cannot abort an abandoned multipart upload");
-            }
+            // Not waited for: a drop (an error unwinding, a cancelled write) must not block on the store.
+            crate::runtime::spawn_detached(async move {
+                parts.shutdown().await;
+                if let Err(e) = upload.abort().await {
+                    tracing::warn!(path = uri, error = %e, "cannot abort an abandoned multipart upload");
+                }
+            });
         }
     }
 }
@@ -373,14 +435,7 @@ impl FileIO for ObjectStoreFileIO {
 
     fn create_sink(&self, path: &str) -> Result<Option<Box<dyn FileSink>>> {
         let location = self.location(path)?;
-        Ok(Some(Box::new(ObjectSink {
-            store: self.store.clone(),
-            location,
-            uri: path.to_string(),
-            counters: self.counters.clone(),
-            buffer: Vec::new(),
-            upload: None,
-        })))
+        Ok(Some(Box::new(ObjectSink::new(self.store.clone(), location, path, self.counters.clone()))))
     }
 
     fn create_if_absent(&self, path: &str, data: &[u8]) -> Result<bool> {

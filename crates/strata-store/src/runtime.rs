@@ -38,3 +38,13 @@ pub(crate) fn block_on<T: Send + 'static>(request: impl Future<Output = T> + Sen
     });
     rx.recv().map_err(|_| Error::io("object store", std::io::Error::other("a request task ended without an answer")))
 }
+
+/// Runs `task` on the I/O runtime without waiting for it (best-effort cleanup from a `drop`).
+pub(crate) fn spawn_detached(task: impl Future<Output = ()> + Send + 'static) {
+    match runtime() {
+        Ok(rt) => {
+            rt.spawn(task);
+        }
+        Err(e) => tracing::warn!(error = %e, "no runtime for a cleanup request"),
+    }
+}
