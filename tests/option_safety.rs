@@ -262,3 +262,60 @@ fn an_alter_that_would_make_the_table_unwritable_is_refused() {
     assert!(err.contains("avro"), "{err}");
     assert_eq!(schema_files(p), before);
 }
+
+/// Row groups of every data file (parquet) under table `p`.
+fn row_groups(p: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut dirs = vec![Path::new(p).to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if name.starts_with("data-") && name.ends_with(".parquet") {
+                let bytes = bytes::Bytes::from(std::fs::read(&path).unwrap());
+                let reader = parquet::file::serialized_reader::SerializedFileReader::new(bytes).unwrap();
+                out.push(parquet::file::reader::FileReader::metadata(&reader).num_row_groups());
+            }
+        }
+    }
+    out
+}
+
+/// `parquet.block.size` (Paimon passes it to its parquet writer) sets the row groups of the files Strata
+/// writes: a writer holds one row group of each open file in memory. Zero is refused.
+#[test]
+fn parquet_block_size_sets_the_row_groups_written() {
+    let write = |extra: &[&str]| -> (tempfile::TempDir, String) {
+        let (dir, p) = scratch();
+        create(&p, extra);
+        let t = Table::open(io(), &p).unwrap();
+        let mut w = TableWriter::new(&t, "app").unwrap();
+        for k in 0..40_000i64 {
+            // 32 hex characters of a multiplicative hash: about 16 bytes a row after compression.
+            let s = format!("{:032x}", (k as u128).wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835));
+            w.put(vec![
+                Some(Datum::BigInt(k)),
+                Some(Datum::String("a".into())),
+                Some(Datum::BigInt(k)),
+                Some(Datum::String(s)),
+            ])
+            .unwrap();
+        }
+        w.commit().unwrap();
+        (dir, p)
+    };
+    let (_d1, default) = write(&[]);
+    assert_eq!(row_groups(&default), vec![1], "under 16 MiB: one row group");
+    let (_d2, small) = write(&["parquet.block.size=64 kb"]);
+    let groups = row_groups(&small);
+    assert!(groups.len() == 1 && groups[0] >= 4, "row groups of 64 KiB: {groups:?}");
+    assert_eq!(rows(&small), 40_000);
+
+    let (_d3, zero) = scratch();
+    let schema = "id BIGINT NOT NULL, p STRING NOT NULL, v BIGINT, k STRING";
+    let (code, _, err) = strata_create(&zero, schema, "id,p", &["parquet.block.size=0"], &["--partition-keys", "p"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("parquet.block.size"), "{err}");
+}

@@ -38,7 +38,7 @@ pub use exact_cast::{arrow_family, check_values, exact_cast, paimon_family, plai
 pub use kv::{KeyValueLayout, RowKind, KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
 
 // Writing data files.
-pub use writer::{FileFormat, KvFileWriter, WriterConfig};
+pub use writer::{FileFormat, KvFileWriter, WriterConfig, DEFAULT_ROW_GROUP_BYTES};
 
 // Reading one file: projection, predicates and row-group pruning, deletion vectors applied at decode.
 pub use predicate::{CmpOp, ColumnRange, Predicate, TypedPredicate};

@@ -115,7 +115,7 @@ pub struct KvFileWriter {
     cfg: WriterConfig,
     current: Option<OpenFile>,
     done: Vec<DataFileMeta>,
-    /// [`ROW_GROUP_BYTES`], or less in tests.
+    /// [`DEFAULT_ROW_GROUP_BYTES`], or `parquet.block.size`.
     row_group_bytes: usize,
 }
 
@@ -241,14 +241,14 @@ impl KvFileWriter {
             cfg,
             current: None,
             done: Vec::new(),
-            row_group_bytes: ROW_GROUP_BYTES,
+            row_group_bytes: DEFAULT_ROW_GROUP_BYTES,
         }
     }
 
-    /// This writer with parquet row groups closed at `bytes` (tests make many row groups of little data).
-    #[cfg(test)]
-    pub(crate) fn with_row_group_bytes(mut self, bytes: usize) -> Self {
-        self.row_group_bytes = bytes;
+    /// This writer with parquet row groups closed at `bytes` of encoded data (`parquet.block.size`;
+    /// [`DEFAULT_ROW_GROUP_BYTES`] otherwise).
+    pub fn with_row_group_bytes(mut self, bytes: usize) -> Self {
+        self.row_group_bytes = bytes.max(1);
         self
     }
 
@@ -446,12 +446,15 @@ impl KvFileWriter {
 }
 
 /// A row group is closed once the parquet writer holds this many encoded bytes of it (parquet's
-/// `max_row_group_bytes`; its own bound is a million rows), so that an open file costs a writer about this
-/// much memory whatever `target-file-size` is: with Strata's default target, files were one row group held
-/// whole until written. Measured with `benches/lookup.rs load` (4M rows, docs/BENCHMARKS.md "Session 17"),
-/// a load's heap peak no longer follows `target-file-size` (343-345 MB at 128 and 512 MiB, where the
-/// resident peak was 1.1 GiB at 128 MiB before).
-const ROW_GROUP_BYTES: usize = 16 << 20;
+/// `max_row_group_bytes`; its own bound is a million rows), unless `parquet.block.size` says otherwise, so
+/// that an open file costs a writer about this much memory whatever `target-file-size` is: with a single row
+/// group per file, files were held whole until written. Measured with `benches/lookup.rs load`
+/// (docs/BENCHMARKS.md "Session 17"): a 4M-row load's heap peak is 298-348 MB at 16 MiB whatever
+/// `target-file-size` (307 MB at 32 MiB, 341 MB at 512 MiB) and 341 MB for 8M rows; at 64 MiB it was 338 MB
+/// for 4M rows and 429-450 MB for 8M. Larger row groups read with less memory in readers that hold a row
+/// group at a time and more in Strata's scan of a 4M-row table (1.65 GiB resident at 64 MiB against
+/// 1.72-1.84 GiB at 16 MiB, the heap the same): see the benchmark notes.
+pub const DEFAULT_ROW_GROUP_BYTES: usize = 16 << 20;
 
 /// Batches go to the parquet writer in slices of at most this many rows, so that each row group's
 /// checksums are taken, and its kept bytes dropped, soon after parquet closes it, however large the

@@ -49,6 +49,7 @@ impl FileFactory {
                 file_source: source,
             },
         )
+        .with_row_group_bytes(opts.row_group_bytes)
     }
 
     pub(crate) fn path(&self, f: &DataFileMeta) -> String {

@@ -24,6 +24,8 @@ pub struct WriterOptions {
     pub(crate) write_buffer_size: u64,
     /// `target-file-size`.
     pub(crate) target_file_size: u64,
+    /// `parquet.block.size`, or Strata's default row group ([`strata_format::DEFAULT_ROW_GROUP_BYTES`]).
+    pub(crate) row_group_bytes: usize,
     /// `file.format`.
     pub(crate) format: FileFormat,
     /// `file.compression`.
@@ -87,6 +89,9 @@ impl WriterOptions {
             force_up_mode: mode,
             write_buffer_size: o.write_buffer_size()?,
             target_file_size: o.target_file_size()?,
+            row_group_bytes: o
+                .parquet_block_size()?
+                .map_or(strata_format::DEFAULT_ROW_GROUP_BYTES, |n| usize::try_from(n).unwrap_or(usize::MAX)),
             format: FileFormat::from_option(&o.file_format())?,
             compression: o.file_compression(),
             delete_ratio_threshold: o.delete_ratio_threshold()?,

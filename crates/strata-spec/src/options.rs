@@ -29,6 +29,8 @@ pub const TARGET_FILE_SIZE: &str = "target-file-size";
 pub const READ_BATCH_SIZE: &str = "read.batch-size";
 /// `write-buffer-size`: 256 MB.
 pub const WRITE_BUFFER_SIZE: &str = "write-buffer-size";
+/// Parquet row-group size (parquet-mr's `parquet.block.size`, which Paimon passes to its writer).
+pub const PARQUET_BLOCK_SIZE: &str = "parquet.block.size";
 /// `write-buffer-spillable`: whether a full write buffer spills sorted runs to local disk (true in Strata).
 pub const WRITE_BUFFER_SPILLABLE: &str = "write-buffer-spillable";
 /// `write-buffer-spill.max-disk-size`: local disk the spilled runs of one bucket writer may use (unlimited).
@@ -310,6 +312,19 @@ impl CoreOptions {
     /// `write-buffer-size` in bytes (default 256 MB).
     pub fn write_buffer_size(&self) -> Result<u64> {
         self.mem_opt(WRITE_BUFFER_SIZE, 256 << 20)
+    }
+
+    /// `parquet.block.size`: the encoded bytes of a parquet row group, `None` when unset (the writer's
+    /// default). A writer holds a row group in memory until it is complete, so this is memory per open file.
+    pub fn parquet_block_size(&self) -> Result<Option<u64>> {
+        match self.map.get(PARQUET_BLOCK_SIZE) {
+            None => Ok(None),
+            Some(v) => match parse_memory_size(v) {
+                Ok(0) => Err(Error::invalid(format!("option '{PARQUET_BLOCK_SIZE}'"), "must be more than 0 bytes")),
+                Ok(n) => Ok(Some(n)),
+                Err(e) => Err(Error::invalid(format!("option '{PARQUET_BLOCK_SIZE}'"), e.to_string())),
+            },
+        }
     }
 
     /// `write-buffer-spillable`. Paimon defaults it to true for batch writes and object stores and to false
@@ -641,6 +656,7 @@ impl CoreOptions {
         self.target_file_size()?;
         self.read_batch_size()?;
         self.write_buffer_size()?;
+        self.parquet_block_size()?;
         self.write_buffer_spillable()?;
         self.write_buffer_spill_max_disk_size()?;
         self.spill_compression()?;
