@@ -118,6 +118,10 @@ impl BlockCrcs {
     }
 
     /// Bytes covered from the file's start.
+    pub(crate) fn block_size(&self) -> u64 {
+        self.block
+    }
+
     pub(crate) fn end(&self) -> u64 {
         self.end
     }

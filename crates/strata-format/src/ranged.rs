@@ -27,6 +27,14 @@ const TAIL: u64 = 64 << 10;
 /// Ranges closer than this are fetched as one (a request costs more than the bytes between them).
 const COALESCE: u64 = 256 << 10;
 
+/// A coalesced range is fetched into pieces of at most this many bytes (rounded up to whole checksum
+/// blocks). A part of a file in 16 MiB row groups coalesces into one 16 MiB range, and freeing buffers that
+/// large raises glibc's dynamic mmap threshold, after which the scan's mid-size blocks come from its arenas
+/// and fragment them: a 4M-row scan's resident peak was 1,724-3,168 MiB, and 1,613-1,616 MiB in pieces of
+/// 1 MiB (256 KiB gave no more; docs/BENCHMARKS.md "Session 17"). The pieces go to the store as one
+/// `read_ranges`, which an object store coalesces again.
+const MAX_PIECE: u64 = 1 << 20;
+
 /// A file whose bytes come from a `FileIO`'s range reads as the parquet decoder asks for them, from what was
 /// fetched ahead where it covers them. Clones share what was fetched.
 #[derive(Clone)]
@@ -135,6 +143,8 @@ impl RangedFile {
         if wanted.is_empty() {
             return Ok(());
         }
+        let step = blocks.map_or(MAX_PIECE, |b| MAX_PIECE.div_ceil(b.block_size()).saturating_mul(b.block_size()));
+        let wanted = split_ranges(wanted, step);
         let pieces = self.io.read_ranges(&self.path, &wanted)?;
         let mut fetched = self.fetched.lock();
         for (r, bytes) in wanted.into_iter().zip(pieces) {
@@ -232,6 +242,22 @@ fn unheld(fetched: &[(u64, Bytes)], mut r: Range<u64>) -> Range<u64> {
         }
     }
     r
+}
+
+/// `ranges` cut into pieces of at most `step` bytes, each starting `step`s after its range's start (so a
+/// range aligned to checksum blocks gives pieces aligned to them when `step` is a whole number of blocks).
+fn split_ranges(ranges: Vec<Range<u64>>, step: u64) -> Vec<Range<u64>> {
+    let step = step.max(1);
+    let mut out = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        let mut start = r.start;
+        while start < r.end {
+            let end = start.saturating_add(step).min(r.end);
+            out.push(start..end);
+            start = end;
+        }
+    }
+    out
 }
 
 /// `ranges` sorted and merged where they overlap or lie within [`COALESCE`] of each other.
@@ -382,6 +408,7 @@ mod tests {
 
     #[test]
     fn close_ranges_merge_and_pieces_answer_only_what_they_hold() {
+        assert_eq!(split_ranges(vec![0..10, 20..21, 30..30], 4), vec![0..4, 4..8, 8..10, 20..21]);
         let merged = coalesce(vec![10..20, 0..5, 30..40, (1 << 20)..(1 << 20) + 5].into_iter());
         assert_eq!(merged, vec![0..40, (1 << 20)..(1 << 20) + 5]);
         let pieces = vec![(0u64, Bytes::from_static(b"0123456789")), (100, Bytes::from_static(b"abc"))];
