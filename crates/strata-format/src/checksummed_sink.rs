@@ -182,42 +182,19 @@ impl Write for ChecksummedSink {
 mod tests {
     use std::sync::Arc;
 
-    use arrow_array::{ArrayRef, Int64Array, Int8Array, RecordBatch, StringArray};
+    use arrow_array::RecordBatch;
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use strata_io::{FileIO, LocalFileIO, MemoryFileIO};
-    use strata_spec::{DataType, ErrorKind, FileSource, TableSchema};
+    use strata_spec::{DataType, ErrorKind};
 
     use crate::kv::KeyValueLayout;
-    use crate::writer::{FileFormat, KvFileWriter, WriterConfig};
+    use crate::test_files::{config, layout};
+    use crate::writer::KvFileWriter;
 
-    fn layout() -> Arc<KeyValueLayout> {
-        let fields = vec![("id".into(), DataType::bigint()), ("s".into(), DataType::string())];
-        let schema = TableSchema::new(fields, vec![], vec!["id".into()], Default::default(), 0).unwrap();
-        Arc::new(KeyValueLayout::new(&schema).unwrap())
-    }
-
-    /// `n` rows in file layout, strings of pseudo-random bytes (incompressible enough to fill row groups).
+    /// 32 pseudo-random hex characters per row (incompressible enough to fill row groups).
     fn rows(layout: &KeyValueLayout, n: i64) -> RecordBatch {
         let s = |i: i64| format!("{:032x}", (i as u128).wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835));
-        let cols: Vec<ArrayRef> = vec![
-            Arc::new(Int64Array::from_iter_values(0..n)),
-            Arc::new(Int64Array::from_iter_values(0..n)),
-            Arc::new(Int8Array::from(vec![0i8; n as usize])),
-            Arc::new(Int64Array::from_iter_values(0..n)),
-            Arc::new(StringArray::from_iter_values((0..n).map(s))),
-        ];
-        RecordBatch::try_new(layout.file_schema.clone(), cols).unwrap()
-    }
-
-    fn config() -> WriterConfig {
-        WriterConfig {
-            format: FileFormat::Parquet,
-            compression: "zstd".into(),
-            target_file_size: 1 << 30,
-            schema_id: 0,
-            level: 1,
-            file_source: FileSource::Compact,
-        }
+        crate::test_files::rows(layout, n, s)
     }
 
     /// A file written in many row groups through a streaming sink (a local disk) and a buffering one (memory)

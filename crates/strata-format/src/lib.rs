@@ -26,6 +26,8 @@ mod reader;
 mod row_runs;
 mod stats;
 mod system_fields;
+#[cfg(test)]
+mod test_files;
 mod verify;
 mod writer;
 mod zstd_context;

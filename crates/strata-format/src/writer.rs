@@ -512,10 +512,8 @@ fn now_millis() -> i64 {
 mod tests {
     use std::sync::Arc;
 
-    use arrow_array::{ArrayRef, Int64Array, Int8Array, RecordBatch, StringArray};
     use parquet::file::reader::{FileReader, SerializedFileReader};
     use strata_io::{FileIO, MemoryFileIO};
-    use strata_spec::{DataType, FileSource, TableSchema};
 
     use super::*;
 
@@ -523,36 +521,14 @@ mod tests {
     /// a value column of many distinct values leaves its dictionary early.
     #[test]
     fn key_columns_are_paged_small_and_without_a_dictionary() {
-        let schema = TableSchema::new(
-            vec![("id".into(), DataType::bigint()), ("s".into(), DataType::string())],
-            vec![],
-            vec!["id".into()],
-            Default::default(),
-            0,
-        )
-        .unwrap();
-        let layout = Arc::new(KeyValueLayout::new(&schema).unwrap());
+        let layout = crate::test_files::layout();
         let n = 50_000i64;
         let write = |strings: &dyn Fn(i64) -> String| {
-            let cols: Vec<ArrayRef> = vec![
-                Arc::new(Int64Array::from_iter_values(0..n)),
-                Arc::new(Int64Array::from_iter_values(0..n)),
-                Arc::new(Int8Array::from(vec![0i8; n as usize])),
-                Arc::new(Int64Array::from_iter_values(0..n)),
-                Arc::new(StringArray::from_iter_values((0..n).map(strings))),
-            ];
             let io = Arc::new(MemoryFileIO::new());
-            let cfg = WriterConfig {
-                format: FileFormat::Parquet,
-                compression: "zstd".into(),
-                target_file_size: 1 << 30,
-                schema_id: 0,
-                level: 1,
-                file_source: FileSource::Compact,
-            };
+            let cfg = crate::test_files::config();
             let mut w =
                 KvFileWriter::new(io.clone(), "/b".into(), Box::new(|| "f.parquet".into()), layout.clone(), cfg);
-            w.write(&RecordBatch::try_new(layout.file_schema.clone(), cols).unwrap()).unwrap();
+            w.write(&crate::test_files::rows(&layout, n, strings)).unwrap();
             w.close().unwrap();
             let bytes = bytes::Bytes::from(io.read("/b/f.parquet").unwrap());
             let options = parquet::file::serialized_reader::ReadOptionsBuilder::new().with_page_index().build();

@@ -305,16 +305,11 @@ impl FileSink for CachingSink {
     fn finish(mut self: Box<Self>) -> Result<()> {
         self.inner_finish()?;
         let Some(copy) = self.copy.take() else { return Ok(()) };
-        let counted = copy.size;
+        // No longer a copy being written: admitted (and counted as the cache's) or dropped.
+        release(&self.state, copy.size);
         match copy.complete() {
-            Ok((local, size, crcs)) => {
-                release(&self.state, counted);
-                admit(&self.state, self.max_bytes, &self.path, local, size, crcs);
-            }
-            Err(e) => {
-                release(&self.state, counted);
-                tracing::warn!(path = self.path, error = %e, "cannot keep a local copy");
-            }
+            Ok((local, size, crcs)) => admit(&self.state, self.max_bytes, &self.path, local, size, crcs),
+            Err(e) => tracing::warn!(path = self.path, error = %e, "cannot keep a local copy"),
         }
         Ok(())
     }
@@ -513,16 +508,27 @@ mod tests {
         assert_eq!(io.stats().misses, 1);
     }
 
+    /// A cache of `max_bytes` over a local store (which streams files through sinks), in a scratch directory:
+    /// the directory, the store, the cache, and the cache as a `FileIO`.
+    fn streaming_cache(max_bytes: u64) -> (tempfile::TempDir, Arc<dyn FileIO>, Arc<CachingFileIO>, Arc<dyn FileIO>) {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn FileIO> = Arc::new(crate::LocalFileIO::new());
+        let cache = Arc::new(CachingFileIO::new(store.clone(), max_bytes));
+        let io: Arc<dyn FileIO> = cache.clone();
+        (dir, store, cache, io)
+    }
+
+    /// Data file `i`'s path under `dir`.
+    fn data_path(dir: &tempfile::TempDir, i: usize) -> String {
+        format!("{}{}", dir.path().display(), DATA.replace("-0.parquet", &format!("-{i}.parquet")))
+    }
+
     /// A file streamed through the cache to a store with sinks is kept as it goes by, its block checksums
     /// taken piece by piece; one outgrowing the cache's share, or abandoned, leaves no copy.
     #[test]
     fn streamed_files_are_kept_block_by_block() {
-        let dir = tempfile::tempdir().unwrap();
-        let store: Arc<dyn FileIO> = Arc::new(crate::LocalFileIO::new());
-        let cache = Arc::new(CachingFileIO::new(store.clone(), 64 << 20));
-        let io: Arc<dyn FileIO> = cache.clone();
-        let path =
-            |i: usize| format!("{}{}", dir.path().display(), DATA.replace("-0.parquet", &format!("-{i}.parquet")));
+        let (dir, store, cache, io) = streaming_cache(64 << 20);
+        let path = |i: usize| data_path(&dir, i);
         let content: Vec<u8> =
             (0..(5u64 << 20) + 12_345).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
         let mut sink = crate::create_file(&io, &path(0)).unwrap();
@@ -556,12 +562,8 @@ mod tests {
     /// never holds more than its bound on disk, and every file still reads back right.
     #[test]
     fn copies_being_written_stay_within_the_bound() {
-        let dir = tempfile::tempdir().unwrap();
-        let store: Arc<dyn FileIO> = Arc::new(crate::LocalFileIO::new());
-        let cache = Arc::new(CachingFileIO::new(store.clone(), 8 << 20));
-        let io: Arc<dyn FileIO> = cache.clone();
-        let path =
-            |i: usize| format!("{}{}", dir.path().display(), DATA.replace("-0.parquet", &format!("-{i}.parquet")));
+        let (dir, _store, cache, io) = streaming_cache(8 << 20);
+        let path = |i: usize| data_path(&dir, i);
         let mut sinks: Vec<_> = (0..6).map(|i| crate::create_file(&io, &path(i)).unwrap()).collect();
         let piece = vec![5u8; 100 << 10];
         for _ in 0..19 {
