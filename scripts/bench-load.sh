@@ -18,6 +18,8 @@ bench=$(bash scripts/bench-bin.sh lookup)
 work="$(mktemp -d -p "${WORK:-${TMPDIR:-/tmp}}")"
 trap 'rm -rf "$work"' EXIT
 "$bench" input "$work/in" "$rows"
+# The input's dirty pages go to disk now, not in the background of the first timed run.
+sync
 cat > "$work/peer.py" <<'PY'
 import json, sys, time
 import pyarrow as pa
@@ -56,5 +58,15 @@ for i in $(seq "$runs"); do
     fi
     read -r wall kib < "$work/time"
     echo "run $i $side: $out wall ${wall}s peak $((kib / 1024)) MiB"
+    echo "$side $out" >> "$work/results"
   done
 done
+"$py" - "$work/results" <<'PY'
+import json, statistics, sys
+times = {}
+for line in open(sys.argv[1]):
+    side, out = line.split(" ", 1)
+    times.setdefault(side, []).append(json.loads(out)["load_s"])
+s, p = statistics.median(times["strata"]), statistics.median(times["paimon-rust"])
+print(f"medians: strata {s:.3f} s, paimon-rust {p:.3f} s: strata {p / s:.2f}x faster")
+PY

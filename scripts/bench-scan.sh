@@ -17,6 +17,7 @@ bench=$(bash scripts/bench-bin.sh lookup)
 work="$(mktemp -d -p "${WORK:-${TMPDIR:-/tmp}}")"
 trap 'rm -rf "$work"' EXIT
 "$bench" make "$work/wh" "$rows" "$mode"
+sync
 cat > "$work/peer.py" <<'PY'
 import json, statistics, sys, time
 from pypaimon_rust.datafusion import PaimonCatalog
