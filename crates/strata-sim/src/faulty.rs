@@ -1,19 +1,26 @@
 //! A fault-injecting wrapper, for tests: fail the k-th operation, before or after it takes effect, or
 //! tear a write.
+//!
+//! Where the wrapped store streams files ([`FileIO::create_sink`]: a local disk), files written piece by
+//! piece go through its sink too, so faults reach the path data files take in production: opening a sink
+//! (`create_sink`) and finishing it (`finish_sink`) are operations of their own. The pieces appended in
+//! between are not counted, so the operations of a commit do not depend on how an encoder chunks its
+//! bytes; a store failing mid-file is what a failed `finish_sink` leaves (nothing visible, the sink
+//! abandoned), and the file writer's own tests fail stores mid-file.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use strata_io::{Error, FileIO, FileStatus, Result};
+use strata_io::{Error, FileIO, FileSink, FileStatus, Result};
 
 /// What kind of operation a call is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OpKind {
     /// read, read_range, size, exists, list
     Read,
-    /// write, create_if_absent, delete, delete_dir, mkdirs
+    /// write, create_if_absent, delete, delete_dir, mkdirs, create_sink, finish_sink
     Mutate,
 }
 
@@ -24,9 +31,9 @@ pub enum Fault {
     Before,
     /// The call takes effect, then reports an error (a timeout after the write landed).
     After,
-    /// A `write` leaves a prefix of its data at the target, then reports an error (a store that breaks the
-    /// whole-object contract, or a crash mid-write). `create_if_absent` is atomic by contract, so there,
-    /// as for every other operation, it fails as [`Fault::Before`].
+    /// A `write` or `finish_sink` leaves a prefix of its data at the target, then reports an error (a
+    /// store that breaks the whole-object contract, or a crash mid-write). `create_if_absent` is atomic by
+    /// contract, so there, as for every other operation, it fails as [`Fault::Before`].
     Torn,
 }
 
@@ -191,6 +198,53 @@ impl FileIO for FaultyFileIO {
     fn mkdirs(&self, path: &str) -> Result<()> {
         self.mutate_op("mkdirs", path, || self.inner.mkdirs(path))
     }
+
+    /// The wrapped store's sink behind the faults, or `None` (writes then come whole, through `write`)
+    /// where it has none, without counting an operation.
+    fn create_sink(&self, path: &str) -> Result<Option<Box<dyn FileSink>>> {
+        let Some(inner) = self.inner.create_sink(path)? else {
+            return Ok(None);
+        };
+        match self.tick(OpKind::Mutate, "create_sink", path) {
+            None => {
+                Ok(Some(Box::new(FaultySink { io: self.clone(), path: path.to_string(), inner, written: Vec::new() })))
+            }
+            // Staged and then abandoned (After), or never staged: dropping `inner` removes what it staged.
+            Some(fault) => Err(Self::injected(path, fault)),
+        }
+    }
+}
+
+/// A wrapped store's sink whose `finish` is a counted operation. It keeps a copy of the bytes appended, for
+/// a torn finish (tests write small files).
+struct FaultySink {
+    io: FaultyFileIO,
+    path: String,
+    inner: Box<dyn FileSink>,
+    written: Vec<u8>,
+}
+
+impl FileSink for FaultySink {
+    fn write_all(&mut self, data: &[u8]) -> Result<()> {
+        self.inner.write_all(data)?;
+        self.written.extend_from_slice(data);
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<()> {
+        let FaultySink { io, path, inner, written } = *self;
+        match io.tick(OpKind::Mutate, "finish_sink", &path) {
+            None => inner.finish(),
+            Some(Fault::After) => inner.finish().and_then(|()| Err(FaultyFileIO::injected(&path, Fault::After))),
+            Some(Fault::Torn) => {
+                // The sink abandoned, a prefix left at the target as a store breaking the contract would.
+                drop(inner);
+                let _ = io.inner.write(&path, &written[..written.len() / 2]);
+                Err(FaultyFileIO::injected(&path, Fault::Torn))
+            }
+            Some(Fault::Before) => Err(FaultyFileIO::injected(&path, Fault::Before)),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -215,5 +269,53 @@ mod tests {
         io.fail_at(0, Fault::Torn, None);
         assert!(io.write("/e", b"abcdef").is_err());
         assert_eq!(mem.read("/e").unwrap(), b"abc");
+
+        // A store without sinks: files come whole, through `write`, and opening one counts nothing.
+        io.fail_at(0, Fault::Before, None);
+        assert!(io.create_sink("/f").unwrap().is_none());
+        assert_eq!(io.count(), 0);
+    }
+
+    /// Opening and finishing a sink on a store that streams are counted operations, failing as chosen; the
+    /// pieces in between are not counted; a failed sink leaves nothing but what `fault` promises.
+    #[test]
+    fn sinks_fail_where_chosen() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = FaultyFileIO::new(Arc::new(strata_io::LocalFileIO::new()));
+        let at = |name: &str| format!("{}/{name}", dir.path().display());
+        let entries = || {
+            std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect::<Vec<_>>()
+        };
+        let write = |name: &str| -> Result<()> {
+            let mut sink = strata_io::create_file(&(Arc::new(io.clone()) as Arc<dyn FileIO>), &at(name))?;
+            sink.write_all(b"abc")?;
+            sink.write_all(b"def")?;
+            sink.finish()
+        };
+
+        io.fail_at(u64::MAX, Fault::Before, None);
+        write("ok").unwrap();
+        assert_eq!(io.log(), vec![format!("create_sink {}", at("ok")), format!("finish_sink {}", at("ok"))]);
+        assert_eq!(std::fs::read(at("ok")).unwrap(), b"abcdef");
+
+        for (k, fault, name, left) in [
+            (0, Fault::Before, "open-before", None),
+            (0, Fault::After, "open-after", None),
+            (0, Fault::Torn, "open-torn", None),
+            (1, Fault::Before, "finish-before", None),
+            (1, Fault::After, "finish-after", Some(&b"abcdef"[..])),
+            (1, Fault::Torn, "finish-torn", Some(&b"abc"[..])),
+        ] {
+            io.fail_at(k, fault, Some(OpKind::Mutate));
+            assert!(write(name).is_err(), "{name}: the fault did not fail the write");
+            assert_eq!(std::fs::read(at(name)).ok().as_deref(), left, "{name}");
+        }
+        // Nothing staged is left behind by any of them.
+        let mut names = entries();
+        names.sort();
+        assert_eq!(names, vec!["finish-after", "finish-torn", "ok"]);
     }
 }
