@@ -10,6 +10,8 @@ moto's S3 backend (moto 5.2.5, from PyPI), served by werkzeug on 127.0.0.1, with
 - `POST /_strata/fault` with JSON `{"key": SUBSTRING, "status": 500, "after": true, "times": 1}` makes the
   next `times` PUTs or POSTs whose path contains SUBSTRING fail with `status`, after (`after`: true) or
   before applying them: an answer lost after the store applied a write, as a timeout or a 5xx gives it.
+  An optional `"method": "PUT"` (or `"POST"`) limits it to that method: the parts of a multipart upload
+  are PUTs, its start and completion POSTs.
 
 Usage: python s3_server.py PORT_FILE. The port (chosen by the OS unless STRATA_S3_PORT is set) is written
 to PORT_FILE once the server listens. The server exits when its parent process does, so a test binary
@@ -51,7 +53,7 @@ def _take_fault(method, path):
         return None
     with _state_lock:
         for f in _state["faults"]:
-            if f["key"] in path and f["times"] > 0:
+            if f["key"] in path and f["times"] > 0 and f["method"] in (None, method):
                 f["times"] -= 1
                 return f
     return None
@@ -93,7 +95,7 @@ class StrataControl:
                 f = json.loads(data)
                 _state["faults"].append(
                     {"key": f["key"], "status": int(f.get("status", 500)), "after": bool(f.get("after", True)),
-                     "times": int(f.get("times", 1))})
+                     "times": int(f.get("times", 1)), "method": f.get("method")})
             else:
                 return Response("unknown control path", status=404)(environ, start_response)
         return Response("ok")(environ, start_response)

@@ -114,7 +114,8 @@ fn racing_conditional_creates_of_one_key_have_exactly_one_winner() {
 /// is visible before it is finished, and an abandoned upload leaves nothing behind.
 #[test]
 fn streamed_files_appear_whole_only_when_finished() {
-    let l = open(&format!("s3://{}", s3::bucket()));
+    let bucket = s3::bucket();
+    let l = open(&format!("s3://{bucket}"));
     let content: Vec<u8> = (0..(21u64 << 20) + 333).map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8).collect();
     for (name, len) in [("small", 1000), ("large", content.len())] {
         let path = format!("{}/stream/{name}", l.path);
@@ -130,11 +131,36 @@ fn streamed_files_appear_whole_only_when_finished() {
         // 21 MiB: the start, three parts of 8 MiB or less, the completion.
         assert_eq!(puts, if len == 1000 { 1 } else { 5 }, "{name}");
     }
+    assert_eq!(s3::open_uploads(&bucket), 0, "a finished upload is still open");
     let path = format!("{}/stream/abandoned", l.path);
     let mut sink = strata::io::create_file(&l.io, &path).unwrap();
     sink.write_all(&content).unwrap();
+    assert_eq!(s3::open_uploads(&bucket), 1, "a file of 21 MiB is not being uploaded in parts");
     drop(sink);
     assert!(!l.io.file_exists(&path).unwrap());
+    // The abandoned upload is aborted in the background, not left for the bucket's lifecycle rules.
+    wait_for_no_uploads(&bucket, "abandoned");
+
+    // A part the store refuses fails the file, and the upload is aborted too.
+    let path = format!("{}/stream/refused", l.path);
+    // Refused for good (a 4xx is not retried); the upload's start and completion are POSTs.
+    s3::inject_fault_on(Some("PUT"), &format!("{bucket}/stream/refused"), 403, false, 1000);
+    let written = strata::io::create_file(&l.io, &path).and_then(|mut sink| {
+        sink.write_all(&content)?;
+        sink.finish()
+    });
+    assert!(written.is_err(), "a refused part did not fail the file");
+    assert!(!l.io.file_exists(&path).unwrap());
+    wait_for_no_uploads(&bucket, "refused");
+}
+
+/// Waits up to 10 s for `bucket` to have no open multipart upload.
+fn wait_for_no_uploads(bucket: &str, what: &str) {
+    let start = std::time::Instant::now();
+    while s3::open_uploads(bucket) > 0 {
+        assert!(start.elapsed() < std::time::Duration::from_secs(10), "{what}: the upload was never aborted");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 #[test]

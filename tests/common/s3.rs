@@ -62,6 +62,13 @@ fn request(method: &str, path: &str, body: &str) -> (u16, String) {
     (status, body)
 }
 
+/// The multipart uploads started in `bucket` and neither completed nor aborted (ListMultipartUploads).
+pub(crate) fn open_uploads(bucket: &str) -> usize {
+    let (status, body) = request("GET", &format!("/{bucket}?uploads"), "");
+    assert_eq!(status, 200, "list uploads of {bucket}: {body}");
+    body.matches("<Upload>").count()
+}
+
 /// A fresh, empty bucket of its own for one test.
 pub(crate) fn bucket() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -109,7 +116,14 @@ pub(crate) fn set_latency(millis: u64) {
 /// Makes the next `times` PUTs or POSTs whose path contains `key` fail with `status`, after the server
 /// applied them (`after`) or before.
 pub(crate) fn inject_fault(key: &str, status: u16, after: bool, times: u32) {
-    let spec = format!(r#"{{"key": "{key}", "status": {status}, "after": {after}, "times": {times}}}"#);
+    inject_fault_on(None, key, status, after, times);
+}
+
+/// [`inject_fault`] for requests of one `method` only, where given (`PUT`: the parts of a multipart upload).
+pub(crate) fn inject_fault_on(method: Option<&str>, key: &str, status: u16, after: bool, times: u32) {
+    let method = method.map_or("null".to_string(), |m| format!("\"{m}\""));
+    let spec =
+        format!(r#"{{"key": "{key}", "status": {status}, "after": {after}, "times": {times}, "method": {method}}}"#);
     let (code, body) = request("POST", "/_strata/fault", &spec);
     assert_eq!(code, 200, "{body}");
 }

@@ -236,6 +236,16 @@ struct Upload {
 }
 
 impl Upload {
+    /// Aborts the upload once its parts in flight have ended. Cancelling them instead could leave a part
+    /// the store had already received to land after the abort, keeping storage under an upload its writer
+    /// believes gone (S3 documents this race). Run detached: a part may take its retries to end.
+    async fn abort(mut self, uri: String) {
+        while self.parts.join_next().await.is_some() {}
+        if let Err(e) = self.upload.abort().await {
+            tracing::warn!(path = uri, error = %e, "cannot abort a failed or abandoned multipart upload");
+        }
+    }
+
     /// Waits until at most `in_flight` parts are in flight; the first part's error, if one failed.
     async fn settle(&mut self, in_flight: usize, uri: &str) -> Result<()> {
         while self.parts.len() > in_flight {
@@ -344,10 +354,7 @@ impl FileSink for ObjectSink {
                 Err(e) => Err(e),
             };
             if done.is_err() {
-                upload.parts.shutdown().await;
-                if let Err(e) = upload.upload.abort().await {
-                    tracing::warn!(path = uri, error = %e, "cannot abort a failed multipart upload");
-                }
+                crate::runtime::spawn_detached(upload.abort(uri));
             }
             done
         })?
@@ -356,16 +363,10 @@ impl FileSink for ObjectSink {
 
 impl Drop for ObjectSink {
     fn drop(&mut self) {
-        if let Some(Upload { mut upload, mut parts }) = self.upload.take() {
+        if let Some(upload) = self.upload.take() {
             bump(&self.counters.delete);
-            let uri = self.uri.clone();
             // Not waited for: a drop (an error unwinding, a cancelled write) must not block on the store.
-            crate::runtime::spawn_detached(async move {
-                parts.shutdown().await;
-                if let Err(e) = upload.abort().await {
-                    tracing::warn!(path = uri, error = %e, "cannot abort an abandoned multipart upload");
-                }
-            });
+            crate::runtime::spawn_detached(upload.abort(self.uri.clone()));
         }
     }
 }
