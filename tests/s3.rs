@@ -145,20 +145,32 @@ fn streamed_files_appear_whole_only_when_finished() {
     let path = format!("{}/stream/refused", l.path);
     // Refused for good (a 4xx is not retried); the upload's start and completion are POSTs.
     s3::inject_fault_on(Some("PUT"), &format!("{bucket}/stream/refused"), 403, false, 1000);
-    let written = strata::io::create_file(&l.io, &path).and_then(|mut sink| {
-        sink.write_all(&content)?;
-        sink.finish()
-    });
-    assert!(written.is_err(), "a refused part did not fail the file");
+    let mut sink = strata::io::create_file(&l.io, &path).unwrap();
+    let written = sink.write_all(&content);
+    assert_eq!(s3::open_uploads(&bucket), 1, "refused: no upload was started");
+    let err = match written {
+        // The refusal shows when the file is finished: a failed finish aborts the upload before it returns.
+        Ok(()) => {
+            let err = sink.finish().expect_err("a refused part did not fail the file");
+            assert_eq!(s3::open_uploads(&bucket), 0, "refused: the failed finish left its upload open");
+            err
+        }
+        // It showed while the parts went up: the dropped sink aborts the upload in the background.
+        Err(err) => {
+            drop(sink);
+            wait_for_no_uploads(&bucket, "refused");
+            err
+        }
+    };
+    assert!(err.to_string().contains("stream/refused"), "the error does not name the file: {err}");
     assert!(!l.io.file_exists(&path).unwrap());
-    wait_for_no_uploads(&bucket, "refused");
 }
 
-/// Waits up to 10 s for `bucket` to have no open multipart upload.
+/// Waits up to 60 s for `bucket` to have no open multipart upload.
 fn wait_for_no_uploads(bucket: &str, what: &str) {
     let start = std::time::Instant::now();
     while s3::open_uploads(bucket) > 0 {
-        assert!(start.elapsed() < std::time::Duration::from_secs(10), "{what}: the upload was never aborted");
+        assert!(start.elapsed() < std::time::Duration::from_secs(60), "{what}: the upload was never aborted");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }

@@ -200,7 +200,9 @@ impl FileIO for FaultyFileIO {
     }
 
     /// The wrapped store's sink behind the faults, or `None` (writes then come whole, through `write`)
-    /// where it has none, without counting an operation.
+    /// where it has none, without counting an operation. The sink is opened before the operation is
+    /// counted, so a failed `create_sink` may leave the parent directory the store made for it (a
+    /// directory, which no reader of a table sees), never a file.
     fn create_sink(&self, path: &str) -> Result<Option<Box<dyn FileSink>>> {
         let Some(inner) = self.inner.create_sink(path)? else {
             return Ok(None);

@@ -236,9 +236,9 @@ struct Upload {
 }
 
 impl Upload {
-    /// Aborts the upload once its parts in flight have ended. Cancelling them instead could leave a part
-    /// the store had already received to land after the abort, keeping storage under an upload its writer
-    /// believes gone (S3 documents this race). Run detached: a part may take its retries to end.
+    /// Aborts the upload once its parts in flight have ended (each within the client's timeouts and
+    /// retries). Cancelling them instead could leave a part the store had already received to land after
+    /// the abort, keeping storage under an upload its writer believes gone (S3 documents this race).
     async fn abort(mut self, uri: String) {
         while self.parts.join_next().await.is_some() {}
         if let Err(e) = self.upload.abort().await {
@@ -354,7 +354,9 @@ impl FileSink for ObjectSink {
                 Err(e) => Err(e),
             };
             if done.is_err() {
-                crate::runtime::spawn_detached(upload.abort(uri));
+                // Waited for: the caller is getting an error anyway, and a process that exits on it would
+                // drop a detached abort with the runtime, leaving the upload to the bucket's lifecycle rules.
+                upload.abort(uri).await;
             }
             done
         })?
