@@ -265,22 +265,14 @@ fn an_alter_that_would_make_the_table_unwritable_is_refused() {
 
 /// Row groups of every data file (parquet) under table `p`.
 fn row_groups(p: &str) -> Vec<usize> {
-    let mut out = Vec::new();
-    let mut dirs = vec![Path::new(p).to_path_buf()];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(d).unwrap() {
-            let path = e.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().to_string();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if name.starts_with("data-") && name.ends_with(".parquet") {
-                let bytes = bytes::Bytes::from(std::fs::read(&path).unwrap());
-                let reader = parquet::file::serialized_reader::SerializedFileReader::new(bytes).unwrap();
-                out.push(parquet::file::reader::FileReader::metadata(&reader).num_row_groups());
-            }
-        }
-    }
-    out
+    common::parquet_data_files(Path::new(p))
+        .iter()
+        .map(|path| {
+            let bytes = bytes::Bytes::from(std::fs::read(path).unwrap());
+            let reader = parquet::file::serialized_reader::SerializedFileReader::new(bytes).unwrap();
+            parquet::file::reader::FileReader::metadata(&reader).num_row_groups()
+        })
+        .collect()
 }
 
 /// `parquet.block.size` (Paimon passes it to its parquet writer) sets the row groups of the files Strata

@@ -268,19 +268,7 @@ impl Table {
     /// Every parquet data file of the table is in thin mode: `_SEQUENCE_NUMBER, _VALUE_KIND` and the table's
     /// columns, no `_KEY_*` copies of the key (what paimon-rust 0.4.0 writes, whatever `data-file.thin-mode`).
     fn assert_all_thin(&self) {
-        let mut files = Vec::new();
-        let mut dirs = vec![std::path::PathBuf::from(&self.path)];
-        while let Some(d) = dirs.pop() {
-            for e in std::fs::read_dir(d).unwrap() {
-                let p = e.unwrap().path();
-                let name = p.file_name().unwrap().to_string_lossy().into_owned();
-                if p.is_dir() {
-                    dirs.push(p);
-                } else if name.starts_with("data-") && name.ends_with(".parquet") {
-                    files.push(p);
-                }
-            }
-        }
+        let files = common::parquet_data_files(std::path::Path::new(&self.path));
         assert!(!files.is_empty(), "no parquet data files under {}", self.path);
         let mut want = vec!["_SEQUENCE_NUMBER", "_VALUE_KIND", "id"];
         if self.partitioned {

@@ -136,6 +136,24 @@ pub(crate) fn strata_inspect(dir: &Path) -> Value {
     serde_json::from_str(&out).unwrap()
 }
 
+/// The parquet data files (`data-*.parquet`) anywhere under `dir`.
+pub(crate) fn parquet_data_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if name.starts_with("data-") && name.ends_with(".parquet") {
+                files.push(p);
+            }
+        }
+    }
+    files
+}
+
 pub(crate) mod change_model;
 pub(crate) mod fixtures;
 pub(crate) mod place;

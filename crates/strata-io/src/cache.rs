@@ -243,7 +243,7 @@ struct CopyWriter {
     /// `None` once handed to the cache (until then, dropping the writer removes the file).
     local: Option<PathBuf>,
     file: BufWriter<File>,
-    size: u64,
+    /// The checksums of the bytes written so far, and their count.
     crcs: crate::BlockCrc32s,
 }
 
@@ -251,16 +251,21 @@ impl CopyWriter {
     fn append(&mut self, data: &[u8]) -> std::io::Result<()> {
         self.file.write_all(data)?;
         self.crcs.update(data);
-        self.size += data.len() as u64;
         Ok(())
+    }
+
+    /// Bytes written.
+    fn size(&self) -> u64 {
+        self.crcs.len()
     }
 
     /// The copy's path, size and block checksums, once on disk.
     fn complete(mut self) -> std::io::Result<(PathBuf, u64, Vec<u32>)> {
         self.file.flush()?;
+        let size = self.size();
         let crcs = std::mem::replace(&mut self.crcs, crate::BlockCrc32s::new(BLOCK)).finish();
         let local = self.local.take().ok_or_else(|| std::io::Error::other("copy already handed over"))?;
-        Ok((local, self.size, crcs))
+        Ok((local, size, crcs))
     }
 }
 
@@ -287,7 +292,7 @@ impl FileSink for CachingSink {
         self.inner.write_all(data)?;
         if let Some(copy) = &mut self.copy {
             let n = data.len() as u64;
-            let kept = if copy.size + n > self.max_bytes / 4 {
+            let kept = if copy.size() + n > self.max_bytes / 4 {
                 Err(std::io::Error::other("larger than the cache keeps"))
             } else if !reserve(&self.state, self.max_bytes, n) {
                 Err(std::io::Error::other("the cache is full of copies being written"))
@@ -306,7 +311,7 @@ impl FileSink for CachingSink {
         self.inner_finish()?;
         let Some(copy) = self.copy.take() else { return Ok(()) };
         // No longer a copy being written: admitted (and counted as the cache's) or dropped.
-        release(&self.state, copy.size);
+        release(&self.state, copy.size());
         match copy.complete() {
             Ok((local, size, crcs)) => admit(&self.state, self.max_bytes, &self.path, local, size, crcs),
             Err(e) => tracing::warn!(path = self.path, error = %e, "cannot keep a local copy"),
@@ -319,7 +324,7 @@ impl CachingSink {
     /// Drops the copy being written (its file goes with it) and stops counting its bytes.
     fn drop_copy(&mut self) {
         if let Some(copy) = self.copy.take() {
-            release(&self.state, copy.size);
+            release(&self.state, copy.size());
         }
     }
 
@@ -413,7 +418,7 @@ impl FileIO for CachingFileIO {
         let copy = self.dir.file(name).and_then(|local| {
             let file = File::create(&local).map_err(|e| Error::io(local.display().to_string(), e))?;
             let file = BufWriter::new(file);
-            Ok(CopyWriter { local: Some(local), file, size: 0, crcs: crate::BlockCrc32s::new(BLOCK) })
+            Ok(CopyWriter { local: Some(local), file, crcs: crate::BlockCrc32s::new(BLOCK) })
         });
         let copy = copy.inspect_err(|e| tracing::warn!(path, error = %e, "cannot keep a local copy")).ok();
         let (state, max_bytes) = (self.state.clone(), self.max_bytes);
