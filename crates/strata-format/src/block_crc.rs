@@ -80,7 +80,12 @@ impl BlockCrcs {
         let Some(value) = crate::verify::footer_value(meta, BLOCK_CRC_KEY) else {
             return Ok(None);
         };
-        Self::parse(value, len).map(Some).map_err(|m| Error::Corrupt { path: path.to_string(), message: m })
+        Self::from_value(value, len, path).map(Some)
+    }
+
+    /// The checksums of entry `value` (an ORC footer's, [`crate::orc_crc`]) of a `len`-byte file at `path`.
+    pub(crate) fn from_value(value: &str, len: u64, path: &str) -> Result<Self> {
+        Self::parse(value, len).map_err(|m| Error::Corrupt { path: path.to_string(), message: m })
     }
 
     fn parse(value: &str, len: u64) -> std::result::Result<Self, String> {

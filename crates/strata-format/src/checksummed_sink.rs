@@ -31,6 +31,8 @@ pub(crate) struct ChecksummedSink {
     /// and copies it on the way).
     kept: VecDeque<Vec<u8>>,
     kept_from: u64,
+    /// Whether bytes are kept for column-chunk CRCs (parquet).
+    keep_chunks: bool,
     /// Each finished row group's chunk CRCs.
     groups: Vec<String>,
     /// The store's error, kept whole: the parquet writer only passes its text on.
@@ -49,15 +51,16 @@ impl ChecksummedSink {
             blocks: Some(BlockCrcBuilder::default()),
             kept: VecDeque::new(),
             kept_from: 0,
+            keep_chunks: true,
             groups: Vec::new(),
             failed: None,
             poisoned: false,
         }
     }
 
-    /// A sink for a format without Strata checksums (ORC): bytes are passed on, nothing is kept.
-    pub(crate) fn unchecked(sink: Box<dyn FileSink>) -> Self {
-        ChecksummedSink { blocks: None, ..Self::new(sink) }
+    /// A sink taking block CRCs only (ORC, whose footer records no column chunks): nothing is kept.
+    pub(crate) fn blocks_only(sink: Box<dyn FileSink>) -> Self {
+        ChecksummedSink { keep_chunks: false, ..Self::new(sink) }
     }
 
     /// How many row groups have their chunk CRCs.
@@ -141,6 +144,11 @@ impl ChecksummedSink {
         Ok((blocks.finish(), self.groups.join(";")))
     }
 
+    /// Marks the end of the data (an ORC file's stripes; its tail follows), and returns the block CRC entry.
+    pub(crate) fn seal_blocks(&mut self) -> Result<String> {
+        self.seal().map(|(blocks, _)| blocks)
+    }
+
     /// Makes the file visible; its size. (It takes `&mut self` because parquet's writer, once finished,
     /// cannot give its sink back.)
     pub(crate) fn finish(&mut self) -> Result<u64> {
@@ -166,7 +174,9 @@ impl Write for ChecksummedSink {
         }
         if let Some(blocks) = &mut self.blocks {
             blocks.update(data);
-            self.keep(data);
+            if self.keep_chunks {
+                self.keep(data);
+            }
         }
         self.written += data.len() as u64;
         Ok(data.len())

@@ -19,6 +19,7 @@ mod late_merge;
 pub mod lookup;
 mod merge;
 mod merge_function;
+mod orc_crc;
 mod page_prune;
 mod predicate;
 mod ranged;

@@ -450,7 +450,8 @@ fn pruned_pages(
 }
 
 fn open_orc(bytes: Bytes, path: &str, req: &ReadRequest<'_>) -> Result<Opened> {
-    let builder = orc_rust::ArrowReaderBuilder::try_new(bytes).map_err(|e| corrupt(path, e))?;
+    let builder = orc_rust::ArrowReaderBuilder::try_new(bytes.clone()).map_err(|e| corrupt(path, e))?;
+    crate::orc_crc::verify(&bytes, builder.file_metadata(), path)?;
     let num_rows = builder.file_metadata().number_of_rows();
     let file_schema = builder.schema();
     let sources = column_sources(path, &file_schema, req)?;

@@ -281,7 +281,7 @@ impl KvFileWriter {
                         )));
                     }
                 }
-                let buf = SharedSink(Arc::new(std::sync::Mutex::new(ChecksummedSink::unchecked(create_file(
+                let buf = SharedSink(Arc::new(std::sync::Mutex::new(ChecksummedSink::blocks_only(create_file(
                     &self.io, &path,
                 )?))));
                 let mut b = orc_rust::ArrowWriterBuilder::new(buf.clone(), schema);
@@ -388,7 +388,20 @@ impl KvFileWriter {
         let size = match file.sink {
             Sink::Parquet(w) => parquet_close(*w)?,
             Sink::Orc(w, buf, _) => {
-                strata_spec::catch_contained(|| w.close())
+                // The stripes are all out when orc-rust asks for the footer's entries: their block CRCs are
+                // sealed there, beside the tail's CRC (`crate::orc_crc`).
+                let mut sealed: Option<Error> = None;
+                let entries = |metadata: &[u8], footer: &[u8]| {
+                    let blocks = buf.0.lock().map_err(|_| Error::invalid("orc writer", "poisoned sink"));
+                    match blocks.and_then(|mut sink| sink.seal_blocks()) {
+                        Ok(blocks) => crate::orc_crc::footer_items(metadata, footer, blocks),
+                        Err(e) => {
+                            sealed = Some(e);
+                            Vec::new()
+                        }
+                    }
+                };
+                strata_spec::catch_contained(|| w.close_with_user_metadata(entries))
                     .map_err(|p| {
                         Error::unsupported(format!(
                             "writing this data as ORC: orc-rust 0.9 failed to encode it ({}); use file.format parquet",
@@ -399,6 +412,9 @@ impl KvFileWriter {
                         let stored = buf.0.lock().ok().and_then(|mut s| s.take_error());
                         stored.unwrap_or_else(|| Error::unsupported(format!("orc close: {e}")))
                     })?;
+                if let Some(e) = sealed {
+                    return Err(e);
+                }
                 let mut sink = buf.0.lock().map_err(|_| Error::invalid("orc writer", "poisoned sink"))?;
                 sink.finish()?
             }

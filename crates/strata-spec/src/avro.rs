@@ -8,6 +8,7 @@
 use apache_avro::types::Value;
 use apache_avro::{Codec, Reader, Schema, Writer};
 
+use crate::container_crc;
 use crate::error::{Error, Result};
 
 const SIMPLE_STATS_FIELDS: &str = r#"[{"name":"_MIN_VALUES","type":"bytes"},{"name":"_MAX_VALUES","type":"bytes"},{"name":"_NULL_COUNTS","type":["null",{"type":"array","items":["null","long"]}],"default":null}]"#;
@@ -66,14 +67,21 @@ pub(crate) fn codec_for(compression: &str) -> Result<Codec> {
     }
 }
 
-/// Writes `records` into an Avro container file with `schema_json` and `codec`.
+/// Writes `records` into an Avro container file with `schema_json` and `codec`, its whole-file checksum in
+/// its header ([`crate::container_crc`]).
 pub(crate) fn write_container(schema_json: &str, codec: Codec, records: Vec<Value>) -> Result<Vec<u8>> {
     let schema = Schema::parse_str(schema_json).map_err(|e| Error::invalid("avro schema", e.to_string()))?;
-    let mut writer = Writer::with_codec(&schema, Vec::new(), codec);
+    let mut writer =
+        Writer::builder().schema(&schema).writer(Vec::new()).codec(codec).marker(container_crc::marker()).build();
+    writer
+        .add_user_metadata(container_crc::CRC_KEY.to_string(), container_crc::PLACEHOLDER)
+        .map_err(|e| Error::invalid("manifest", e.to_string()))?;
     for r in records {
         writer.append(r).map_err(|e| Error::invalid("manifest record", format!("does not match its schema: {e}")))?;
     }
-    writer.into_inner().map_err(|e| Error::invalid("manifest", e.to_string()))
+    let mut bytes = writer.into_inner().map_err(|e| Error::invalid("manifest", e.to_string()))?;
+    container_crc::seal(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// The largest length apache-avro may take from a file before allocating: a count of array or map items, or a
@@ -90,6 +98,7 @@ pub(crate) const MAX_AVRO_ALLOCATION: usize = 8 << 20;
 /// crash on, so a panic inside the library is contained here and reported as a corrupt file.
 pub(crate) fn read_container(bytes: &[u8]) -> Result<Vec<Value>> {
     apache_avro::util::max_allocation_bytes(MAX_AVRO_ALLOCATION);
+    container_crc::verify(bytes)?;
     crate::error::contain_panic("avro container", || {
         let reader = Reader::new(bytes).map_err(|e| avro_err("avro header", e))?;
         reader.map(|r| r.map_err(|e| avro_err("avro record", e))).collect()

@@ -161,8 +161,16 @@ impl IndexFileMeta {
         if let Some(p) = &external_path {
             check_external_path(p, "index file _EXTERNAL_PATH")?;
         }
+        let index_type = r.string("_INDEX_TYPE")?;
+        // An index type Strata does not know is a later Paimon's, skipped by readers; one a flipped bit away
+        // from a known type would silently drop a bucket's deletion vectors or hash index.
+        if let Some(known) = crate::damage::damaged_form_of(&index_type, &[DELETION_VECTORS_INDEX, HASH_INDEX]) {
+            return Err(Error::corrupt(format!(
+                "index file {file_name}: index type {index_type:?} looks like a damaged {known:?}"
+            )));
+        }
         Ok(IndexFileMeta {
-            index_type: r.string("_INDEX_TYPE")?,
+            index_type,
             file_name,
             file_size: r.long("_FILE_SIZE")?,
             row_count: r.long("_ROW_COUNT")?,

@@ -11,6 +11,8 @@ mod bucket;
 mod commit_increment;
 mod commit_message;
 mod commit_message_codec;
+mod container_crc;
+mod damage;
 mod data_file_meta;
 mod error;
 mod file_name;
@@ -31,6 +33,9 @@ mod types;
 pub use error::{
     catch_contained, contain_panic, panic_is_contained, panic_message, Error, ErrorKind, Result, ResultExt,
 };
+
+// Names one edit from a known one are damage, not a newer writer's.
+pub use damage::{damaged_form_of, one_edit_apart};
 
 // Data types, rows and schemas.
 pub use binary_row::{compare_rows, BinaryRow, Datum};

@@ -157,16 +157,42 @@ impl<W: Write> ArrowWriter<W> {
 
     /// Flush the current stripe if it is still in progress, and write the tail
     /// metadata and close the writer.
-    pub fn close(mut self) -> Result<()> {
+    pub fn close(self) -> Result<()> {
+        self.close_with_user_metadata(|_, _| Vec::new())
+    }
+
+    /// [`Self::close`], with user metadata items appended to the footer. Once every stripe is written, and
+    /// before the tail is, `user_metadata` is called with the metadata section as it will be stored and
+    /// the encoded (uncompressed) footer; the items it returns, `(name, value)`, are encoded as the footer's
+    /// last fields (protobuf readers accept a repeated field anywhere), so the footer's bytes before them
+    /// are exactly the bytes the closure saw.
+    pub fn close_with_user_metadata(
+        mut self,
+        user_metadata: impl FnOnce(&[u8], &[u8]) -> Vec<(String, Vec<u8>)>,
+    ) -> Result<()> {
         // Flush in-progress stripe
         if self.writer.row_count > 0 {
             self.flush_stripe()?;
         }
-        let footer = serialize_footer(&self.written_stripes, &self.schema).encode_to_vec();
+        let mut footer = serialize_footer(&self.written_stripes, &self.schema).encode_to_vec();
         let metadata = proto::Metadata::default().encode_to_vec();
 
         let (mut writer, mut compressor) = self.writer.finish();
         let metadata = compressor.compress(&metadata)?;
+        let items = user_metadata(&metadata, &footer);
+        if !items.is_empty() {
+            let extra = proto::Footer {
+                metadata: items
+                    .into_iter()
+                    .map(|(name, value)| proto::UserMetadataItem {
+                        name: Some(name),
+                        value: Some(value),
+                    })
+                    .collect(),
+                ..Default::default()
+            };
+            footer.extend_from_slice(&extra.encode_to_vec());
+        }
         let footer = compressor.compress(&footer)?;
 
         let postscript = serialize_postscript(

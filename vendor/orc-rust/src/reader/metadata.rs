@@ -72,6 +72,21 @@ pub struct FileMetadata {
     user_custom_metadata: HashMap<String, Vec<u8>>,
     /// The maximum number of rows in each index entry (default 10,000)
     row_index_stride: Option<u32>,
+    /// The file's tail as read: where the metadata section starts, its stored bytes, and the footer's
+    /// decompressed bytes.
+    raw_tail: RawTail,
+}
+
+/// The bytes of a file's tail as they were read, for callers that check them against checksums of their
+/// own (the postscript is not included).
+#[derive(Debug, Clone, Default)]
+pub struct RawTail {
+    /// Offset of the metadata section in the file (the end of the stripes).
+    pub metadata_offset: u64,
+    /// The metadata section (stripe statistics) as stored, compressed or not.
+    pub metadata: Bytes,
+    /// The footer, decompressed.
+    pub footer: Bytes,
 }
 
 impl FileMetadata {
@@ -135,6 +150,7 @@ impl FileMetadata {
             stripes,
             user_custom_metadata,
             row_index_stride: footer.row_index_stride,
+            raw_tail: RawTail::default(),
         })
     }
 
@@ -174,6 +190,11 @@ impl FileMetadata {
 
     pub fn file_format_version(&self) -> &str {
         &self.file_format_version
+    }
+
+    /// The tail's bytes as read (see [`RawTail`]).
+    pub fn raw_tail(&self) -> &RawTail {
+        &self.raw_tail
     }
 }
 
@@ -232,18 +253,26 @@ pub fn read_metadata<R: ChunkReader>(reader: &mut R) -> Result<FileMetadata> {
         tail_bytes
     };
 
-    let footer = deserialize_footer(
+    let (footer, footer_bytes) = deserialize_footer(
         tail_bytes.slice(tail_bytes.len() - footer_length as usize..),
         compression,
     )?;
     tail_bytes.truncate(tail_bytes.len() - footer_length as usize);
 
-    let metadata = deserialize_footer_metadata(
-        tail_bytes.slice(tail_bytes.len() - metadata_length as usize..),
-        compression,
-    )?;
+    let metadata_bytes = tail_bytes.slice(tail_bytes.len() - metadata_length as usize..);
+    let metadata = deserialize_footer_metadata(metadata_bytes.clone(), compression)?;
 
-    FileMetadata::from_proto(&postscript, &footer, &metadata)
+    let mut file_metadata = FileMetadata::from_proto(&postscript, &footer, &metadata)?;
+    file_metadata.raw_tail = RawTail {
+        // The tail's lengths were checked against the bytes read above; a crafted file still gets no panic.
+        metadata_offset: [1, postscript_len, footer_length, metadata_length]
+            .iter()
+            .try_fold(file_len, |left, n| left.checked_sub(*n))
+            .unwrap_or(0),
+        metadata: metadata_bytes,
+        footer: footer_bytes,
+    };
+    Ok(file_metadata)
 }
 
 #[cfg(feature = "async")]
@@ -306,26 +335,35 @@ pub async fn read_metadata_async<R: super::AsyncChunkReader>(
         tail_bytes
     };
 
-    let footer = deserialize_footer(
+    let (footer, footer_bytes) = deserialize_footer(
         tail_bytes.slice(tail_bytes.len() - footer_length as usize..),
         compression,
     )?;
     tail_bytes.truncate(tail_bytes.len() - footer_length as usize);
 
-    let metadata = deserialize_footer_metadata(
-        tail_bytes.slice(tail_bytes.len() - metadata_length as usize..),
-        compression,
-    )?;
+    let metadata_bytes = tail_bytes.slice(tail_bytes.len() - metadata_length as usize..);
+    let metadata = deserialize_footer_metadata(metadata_bytes.clone(), compression)?;
 
-    FileMetadata::from_proto(&postscript, &footer, &metadata)
+    let mut file_metadata = FileMetadata::from_proto(&postscript, &footer, &metadata)?;
+    file_metadata.raw_tail = RawTail {
+        // The tail's lengths were checked against the bytes read above; a crafted file still gets no panic.
+        metadata_offset: [1, postscript_len, footer_length, metadata_length]
+            .iter()
+            .try_fold(file_len, |left, n| left.checked_sub(*n))
+            .unwrap_or(0),
+        metadata: metadata_bytes,
+        footer: footer_bytes,
+    };
+    Ok(file_metadata)
 }
 
-fn deserialize_footer(bytes: Bytes, compression: Option<Compression>) -> Result<Footer> {
+fn deserialize_footer(bytes: Bytes, compression: Option<Compression>) -> Result<(Footer, Bytes)> {
     let mut buffer = vec![];
     Decompressor::new(bytes, compression, vec![])
         .read_to_end(&mut buffer)
         .context(error::IoSnafu)?;
-    Footer::decode(buffer.as_slice()).context(error::DecodeProtoSnafu)
+    let footer = Footer::decode(buffer.as_slice()).context(error::DecodeProtoSnafu)?;
+    Ok((footer, Bytes::from(buffer)))
 }
 
 fn deserialize_footer_metadata(bytes: Bytes, compression: Option<Compression>) -> Result<Metadata> {
