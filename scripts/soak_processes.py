@@ -239,9 +239,8 @@ def main():
         print(f"byte flips: {flips} (error / harmless / silent / panic per file kind)")
         for k, c in sorted(counts.items()):
             print(f"  {k:15} {c['error']:5} {c['harmless']:5} {c['silent']:5} {c['panic']:5}")
-    # Silent flips in file kinds without checksums are reported, not failed on (docs state the residual);
-    # divergences, leftovers and panics fail the soak.
-    sys.exit(1 if failures or panics else 0)
+    # Divergences, leftovers, panics and silent flips (a flipped byte read as other rows) fail the soak.
+    sys.exit(1 if failures or panics or silent else 0)
 
 
 if __name__ == "__main__":

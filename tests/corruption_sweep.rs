@@ -1,9 +1,11 @@
-//! Corruption is detected, not read as data: one-byte flips across every kind of file a read depends on,
-//! classified as error (a typed error), harmless (the same rows) or silent (different rows, no error), and
-//! regression tests for the checks that make data files and deletion vectors detect corruption.
+//! Corruption is detected, not read as data: one-bit flips across every kind of file Strata writes that a read
+//! or a write depends on, classified as error (a typed error), harmless (the same rows) or silent (different
+//! rows, no error), and regression tests for the checks that make data files and deletion vectors detect
+//! corruption.
 //!
 //! `STRATA_SWEEP_OFFSETS=N cargo test --test corruption_sweep -- --nocapture` flips N offsets per file (48 by
-//! default) and prints the counts (docs/ARCHITECTURE.md, "Corruption sweep").
+//! default), `STRATA_SWEEP_WHOLE_UP_TO=B` every byte of files of at most B bytes (`scripts/soak.sh`), and
+//! prints the counts (docs/ARCHITECTURE.md, "Corruption sweep").
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -24,7 +26,8 @@ fn create(dir: &std::path::Path, name: &str, options: &[(&str, &str)]) -> Table 
     let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
     let catalog = Catalog::new(io, dir.to_str().unwrap());
     catalog.create_database("db", true).unwrap();
-    let opts: Vec<(&str, &str)> = [("bucket", "1")].into_iter().chain(options.iter().copied()).collect();
+    let default_bucket = options.iter().all(|(k, _)| *k != "bucket").then_some(("bucket", "1"));
+    let opts: Vec<(&str, &str)> = default_bucket.into_iter().chain(options.iter().copied()).collect();
     let schema = id_name_v_schema(&opts);
     catalog.create_table("db", name, schema, false).unwrap()
 }
@@ -42,13 +45,12 @@ fn commit(t: &Table, ids: impl Iterator<Item = i64>, tag: i64, deletes: &[i64]) 
     w.commit().unwrap();
 }
 
-/// A table of 400 keys over four commits; deletion-vector tables are fully compacted after the first, so the
-/// later commits mark rows of level >= 1 files deleted.
-fn build(dir: &std::path::Path, dv: bool, format: &str) -> String {
-    let t =
-        create(dir, "t", &[("deletion-vectors.enabled", if dv { "true" } else { "false" }), ("file.format", format)]);
+/// A table of 400 keys over four commits, with `options`; deletion-vector tables are fully compacted after the
+/// first, so the later commits mark rows of level >= 1 files deleted.
+fn build(dir: &std::path::Path, options: &[(&str, &str)]) -> String {
+    let t = create(dir, "t", options);
     commit(&t, 0..400, 0, &[]);
-    if dv {
+    if options.contains(&("deletion-vectors.enabled", "true")) {
         TableWriter::new(&t, "app").unwrap().compact(true).unwrap();
     }
     commit(&t, (0..400).step_by(3), 1, &[5, 11, 17]);
@@ -61,35 +63,81 @@ fn table_path(dir: &std::path::Path) -> String {
     dir.join("db.db/t").to_str().unwrap().to_string()
 }
 
-fn rows(batches: &[RecordBatch]) -> Vec<(i64, String, Option<i64>)> {
+/// A row as the sweep compares it: its change kind (`""` in a scan), key and values.
+type Row = (String, i64, String, Option<i64>);
+type Rows = Vec<Row>;
+
+fn rows(batches: &[RecordBatch]) -> Rows {
     let mut out = Vec::new();
     for b in batches {
+        let kinds = b.column_by_name("rowkind").map(|c| c.as_string::<i32>().clone());
         let ids = b.column_by_name("id").unwrap().as_primitive::<Int64Type>();
         let names = b.column_by_name("name").unwrap().as_string::<i32>();
         let vs = b.column_by_name("v").unwrap().as_primitive::<Int64Type>();
         for i in 0..b.num_rows() {
-            out.push((ids.value(i), names.value(i).to_string(), vs.is_valid(i).then(|| vs.value(i))));
+            let kind = kinds.as_ref().map_or(String::new(), |k| k.value(i).to_string());
+            out.push((kind, ids.value(i), names.value(i).to_string(), vs.is_valid(i).then(|| vs.value(i))));
         }
     }
     out.sort();
     out
 }
 
-type Rows = Vec<(i64, String, Option<i64>)>;
-
 fn scan(io: Arc<dyn FileIO>, path: &str) -> strata::Result<Rows> {
     let t = Table::open(io, path)?;
     Ok(rows(&ReadBuilder::new(&t).read()?.batches))
 }
 
-fn kind(path: &str) -> Option<&'static str> {
+/// What runs after each flip, its rows compared with the clean table's.
+#[derive(Clone, Copy, PartialEq)]
+enum Probe {
+    /// A scan of the latest snapshot.
+    Scan,
+    /// A scan, then the changelog of every snapshot (changelog files and manifests).
+    ScanAndChangelog,
+    /// A write of updates and new keys, then a scan: what the dynamic-bucket hash index decides (on a copy of
+    /// the table, as it changes it).
+    WriteThenScan,
+}
+
+impl Probe {
+    fn run(self, io: Arc<dyn FileIO>, path: &str) -> strata::Result<Rows> {
+        match self {
+            Probe::Scan => scan(io, path),
+            Probe::ScanAndChangelog => {
+                let mut all = scan(io.clone(), path)?;
+                let t = Table::open(io, path)?;
+                let latest = t.snapshot(None)?.map_or(0, |s| s.id);
+                let changes = ReadBuilder::new(&t)
+                    .incremental_between(0, latest)
+                    .with_mode(strata::table::IncrementalMode::Changelog)
+                    .read()?;
+                all.extend(rows(&changes.batches));
+                Ok(all)
+            }
+            Probe::WriteThenScan => {
+                let t = Table::open(io.clone(), path)?;
+                let mut w = TableWriter::new(&t, "probe")?;
+                for id in (0..440).step_by(5) {
+                    w.put(vec![Some(Datum::BigInt(id)), Some(Datum::String(format!("p-{id}"))), Some(Datum::BigInt(9))])?;
+                }
+                w.commit()?;
+                scan(io, path)
+            }
+        }
+    }
+}
+
+fn kind(path: &str, index_kind: &'static str) -> Option<&'static str> {
     let name = path.rsplit('/').next().unwrap_or("");
-    Some(if path.contains("/bucket-") && name.ends_with(".parquet") {
+    Some(if path.contains("/bucket-") && name.starts_with("changelog-") {
+        "changelog"
+    } else if path.contains("/bucket-") && name.ends_with(".parquet") {
         "data (parquet)"
     } else if path.contains("/bucket-") && name.ends_with(".orc") {
         "data (orc)"
     } else if path.contains("/index/") {
-        "deletion-vector index"
+        index_kind
     } else if name.starts_with("manifest-list-") {
         "manifest list"
     } else if name.starts_with("index-manifest-") {
@@ -115,33 +163,93 @@ struct Counts {
     panic: usize,
 }
 
-/// Flips one bit of one byte at `per_file` offsets spread over each file the scan of the table at `path` reads.
-fn sweep(path: &str, per_file: usize, counts: &mut BTreeMap<&'static str, Counts>) {
-    // The files the scan reads: those of the read operations a (never failing) FaultyFileIO logs.
+/// How many offsets of each file a sweep flips: `STRATA_SWEEP_OFFSETS` (48 by default) spread over the file,
+/// or every byte of files of at most `STRATA_SWEEP_WHOLE_UP_TO` bytes (none by default; `scripts/soak.sh`
+/// sets it).
+struct Offsets {
+    per_file: usize,
+    whole_up_to: usize,
+}
+
+impl Offsets {
+    fn from_env() -> Self {
+        let var = |k: &str, d: usize| std::env::var(k).ok().and_then(|s| s.parse().ok()).unwrap_or(d);
+        Offsets { per_file: var("STRATA_SWEEP_OFFSETS", 48), whole_up_to: var("STRATA_SWEEP_WHOLE_UP_TO", 0) }
+    }
+
+    /// The offsets to flip in a file of `len` bytes: deterministic, both ends included.
+    fn of(&self, len: usize) -> Vec<usize> {
+        if len <= self.whole_up_to {
+            return (0..len).collect();
+        }
+        let n = self.per_file.min(len);
+        (0..n).map(|i| if n == 1 { 0 } else { i * (len - 1) / (n - 1) }).collect()
+    }
+}
+
+/// Copies the table directory `from` to `to`.
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+/// One table swept: its path, the probe, what its index files are, and the only kind flipped (all if `None`).
+struct Sweep<'a> {
+    path: &'a str,
+    probe: Probe,
+    index_kind: &'static str,
+    only: Option<&'static str>,
+}
+
+/// Flips one bit of one byte at each of `offsets` of each file the probe of the table reads (cycling through
+/// the eight bit positions, so text files stay ASCII for seven in eight flips), classifying what the probe
+/// then returns.
+fn sweep(s: &Sweep<'_>, offsets: &Offsets, counts: &mut BTreeMap<&'static str, Counts>) {
+    let mutates = s.probe == Probe::WriteThenScan;
+    let scratch = tempfile::tempdir().unwrap();
+    // A probe that writes runs on a fresh copy of the table each time; the others on the table itself.
+    let target = |n: usize| -> String {
+        if !mutates {
+            return s.path.to_string();
+        }
+        let copy = scratch.path().join(format!("copy-{n}"));
+        copy_dir(std::path::Path::new(s.path), &copy);
+        copy.to_str().unwrap().to_string()
+    };
+    // The files the probe reads: those of the read operations a (never failing) FaultyFileIO logs.
     let rec = FaultyFileIO::new(local());
-    let baseline = scan(Arc::new(rec.clone()), path).unwrap();
+    let clean_target = target(0);
+    let baseline = s.probe.run(Arc::new(rec.clone()), &clean_target).unwrap();
     assert!(!baseline.is_empty());
     let files: BTreeSet<String> = rec
         .log()
         .iter()
         .filter_map(|op| op.strip_prefix("read ").or_else(|| op.strip_prefix("read_range ")))
-        .map(str::to_string)
+        .filter_map(|f| f.strip_prefix(clean_target.as_str()).map(str::to_string))
         .collect();
     let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
-    for f in files {
-        let Some(k) = kind(&f) else { continue };
-        let original = std::fs::read(&f).unwrap();
+    let mut n = 0;
+    for relative in files {
+        let Some(k) = kind(&relative, s.index_kind).filter(|k| s.only.is_none_or(|o| o == *k)) else { continue };
+        let original = std::fs::read(format!("{}{relative}", s.path)).unwrap();
         let c = counts.entry(k).or_default();
         c.files += 1;
-        let n = per_file.min(original.len());
-        for i in 0..n {
-            // Spread over the whole file, deterministic, both ends included.
-            let offset = if n == 1 { 0 } else { i * (original.len() - 1) / (n - 1) };
+        for (i, offset) in offsets.of(original.len()).into_iter().enumerate() {
+            n += 1;
+            let table = target(n);
+            let f = format!("{table}{relative}");
             let mut bad = original.clone();
-            // One bit, cycling through the eight positions: text files stay ASCII for seven in eight flips.
-            bad[offset] ^= 1 << (i % 8);
+            bad[offset] ^= 1 << ((i + offset) % 8);
             std::fs::write(&f, &bad).unwrap();
-            let got = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| scan(io.clone(), path)));
+            let got = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.probe.run(io.clone(), &table)));
             c.flips += 1;
             match got {
                 Err(_) => c.panic += 1,
@@ -152,38 +260,78 @@ fn sweep(path: &str, per_file: usize, counts: &mut BTreeMap<&'static str, Counts
                     eprintln!("silent: {k} {f} offset {offset} of {}", original.len());
                 }
             }
+            if mutates {
+                std::fs::remove_dir_all(&table).unwrap();
+            } else {
+                std::fs::write(&f, &original).unwrap();
+            }
         }
-        std::fs::write(&f, &original).unwrap();
     }
 }
 
+/// Every kind of file Strata writes that a read or a write depends on, each swept by the probe that reads it:
+/// parquet and ORC data files, changelog files, manifests, manifest lists, index manifests, deletion-vector
+/// and hash index files, snapshots, schemas. (Local lookup files, which live only while a query or compaction
+/// uses them, are swept byte by byte in strata-format's `lookup::rows` tests.)
+const SWEPT_KINDS: [&str; 10] = [
+    "changelog",
+    "data (orc)",
+    "data (parquet)",
+    "deletion-vector index",
+    "hash index",
+    "index manifest",
+    "manifest",
+    "manifest list",
+    "schema JSON",
+    "snapshot JSON",
+];
+
 #[test]
 fn one_byte_flips_in_checked_files_are_never_read_as_data() {
-    let per_file: usize = std::env::var("STRATA_SWEEP_OFFSETS").ok().and_then(|s| s.parse().ok()).unwrap_or(48);
+    let offsets = Offsets::from_env();
     let mut counts: BTreeMap<&'static str, Counts> = BTreeMap::new();
+    let mut dirs = Vec::new();
+    let mut tables = Vec::new();
     for dv in [true, false] {
         for format in ["parquet", "orc"] {
             let dir = tempfile::tempdir().unwrap();
-            let path = build(dir.path(), dv, format);
+            let path = build(dir.path(), &[("deletion-vectors.enabled", if dv { "true" } else { "false" }), ("file.format", format)]);
             if dv {
                 assert!(std::fs::read_dir(format!("{path}/index")).unwrap().count() > 0, "no deletion vectors");
             }
-            sweep(&path, per_file, &mut counts);
+            tables.push((path, Probe::Scan, "deletion-vector index", None));
+            dirs.push(dir);
         }
+    }
+    // Changelog files: written as the input (merge-on-read, parquet) and by lookups (deletion vectors, ORC).
+    for options in [
+        [("changelog-producer", "input"), ("deletion-vectors.enabled", "false"), ("file.format", "parquet")],
+        [("changelog-producer", "lookup"), ("deletion-vectors.enabled", "true"), ("file.format", "orc")],
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        tables.push((build(dir.path(), &options), Probe::ScanAndChangelog, "deletion-vector index", Some("changelog")));
+        dirs.push(dir);
+    }
+    // Hash index files: a dynamic-bucket table, written to after each flip.
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(dir.path(), &[("bucket", "-1"), ("dynamic-bucket.target-row-num", "150")]);
+    tables.push((path, Probe::WriteThenScan, "hash index", Some("hash index")));
+    dirs.push(dir);
+    for (path, probe, index_kind, only) in &tables {
+        sweep(&Sweep { path, probe: *probe, index_kind, only: *only }, &offsets, &mut counts);
     }
     println!("| file kind | files | flips | error | harmless | silent | panic |");
     println!("|---|---|---|---|---|---|---|");
     for (k, c) in &counts {
         println!("| {k} | {} | {} | {} | {} | {} | {} |", c.files, c.flips, c.error, c.harmless, c.silent, c.panic);
     }
-    for k in ["data (parquet)", "deletion-vector index"] {
-        let c = counts[k];
+    for k in SWEPT_KINDS {
+        let c = counts.get(k).copied().unwrap_or_default();
         assert!(c.flips > 0, "{k}: nothing swept");
-        assert_eq!(c.silent, 0, "{k}: {c:?}");
     }
-    // Every decoder's panic, Avro's included (contained in strata-spec's avro module), comes out as an error.
+    // No flip is read as other rows, and every decoder's panic, Avro's included, comes out as an error.
     for (k, c) in &counts {
-        assert_eq!(c.panic, 0, "{k}: {c:?}");
+        assert_eq!((c.silent, c.panic), (0, 0), "{k}: {c:?}");
     }
 }
 
@@ -331,7 +479,7 @@ fn a_deletion_vector_naming_a_file_that_is_not_live_is_corrupt() {
 #[test]
 fn a_snapshot_that_lost_a_live_files_deletion_vector_is_corrupt() {
     let dir = tempfile::tempdir().unwrap();
-    let path = build(dir.path(), true, "parquet");
+    let path = build(dir.path(), &[("deletion-vectors.enabled", "true")]);
     let before = scan(local(), &path).unwrap();
     // The `indexManifest` field gone (a damaged key one edit away is caught by the snapshot decoder; a key
     // that is simply missing is not), so the latest snapshot has no deletion vectors while its files are

@@ -6,6 +6,12 @@
 //! with no header, count or checksum. Its `IndexFileMeta` has index type `HASH`, `rowCount` = the number of
 //! hashes and no deletion-vector ranges. A bucket has one such file, rewritten whole when it gains a hash;
 //! the index manifest's combiner replaces the bucket's previous file.
+//!
+//! The format leaves no room for a checksum (readers take every 4 bytes for a hash), so Strata puts the
+//! CRC32 of a file's bytes in its name: `index-<uuid>-<n>` with a UUID of version 8 (RFC 9562's
+//! vendor-specific version) whose last 8 hex digits are the CRC ([`name_with_checksum`]). Other writers name
+//! these files with random (version 4) UUIDs; a file whose name carries a checksum is checked against it when
+//! read ([`check_name`]), so a flipped bit cannot move a key's hash, and with it the key, to another bucket.
 
 use crate::error::{Error, Result};
 use crate::index_file_meta::{IndexFileMeta, HASH_INDEX};
@@ -28,6 +34,39 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<i32>> {
         return Err(Error::corrupt(format!("a hash index file holds 4-byte hashes, but it has {} bytes", bytes.len())));
     }
     Ok(bytes.chunks_exact(HASH_BYTES).map(|c| i32::from_be_bytes([c[0], c[1], c[2], c[3]])).collect())
+}
+
+/// Where the UUID of an `index-<uuid>-<n>` name lies, if it has one.
+fn uuid_in(name: &str) -> Option<std::ops::Range<usize>> {
+    let start = "index-".len();
+    let uuid = name.strip_prefix("index-")?.get(..36)?;
+    let well_formed = uuid.char_indices().all(|(i, c)| if [8, 13, 18, 23].contains(&i) { c == '-' } else { c.is_ascii_hexdigit() });
+    (well_formed && name[start + 36..].starts_with('-')).then_some(start..start + 36)
+}
+
+/// `name` (`index-<uuid>-<n>`, from the table's path factory) made to carry the CRC32 of `bytes`, the
+/// file's content: its UUID's version digit set to 8 and its last 8 hex digits to the CRC. A name of another
+/// form is returned as it is.
+pub fn name_with_checksum(name: &str, bytes: &[u8]) -> String {
+    let Some(uuid) = uuid_in(name) else { return name.to_string() };
+    let mut out = name.to_string();
+    out.replace_range(uuid.start + 14..uuid.start + 15, "8");
+    out.replace_range(uuid.end - 8..uuid.end, &format!("{:08x}", crc32fast::hash(bytes)));
+    out
+}
+
+/// Checks a hash index file's `bytes` against the checksum its `name` carries ([`name_with_checksum`]); a
+/// name without one (another writer's file) passes.
+pub fn check_name(name: &str, bytes: &[u8]) -> Result<()> {
+    let Some(uuid) = uuid_in(name).filter(|u| &name[u.start + 14..u.start + 15] == "8") else { return Ok(()) };
+    let recorded = &name[uuid.end - 8..uuid.end];
+    let got = format!("{:08x}", crc32fast::hash(bytes));
+    if !recorded.eq_ignore_ascii_case(&got) {
+        return Err(Error::corrupt(format!(
+            "hash index file {name}: checksum {got} where its name records {recorded}"
+        )));
+    }
+    Ok(())
 }
 
 /// The `IndexFileMeta` of a hash index file named `file_name` holding `hash_count` hashes.
@@ -92,5 +131,26 @@ mod tests {
         let mut dv = meta.clone();
         dv.index_type = "DELETION_VECTORS".into();
         assert!(check_against_meta(&dv, &[1, 2]).is_err());
+    }
+
+    #[test]
+    fn names_carry_the_checksum_and_every_flipped_bit_fails_it() {
+        let bytes = encode(&[-7, 3, 1_000_000, i32::MAX]);
+        let name = name_with_checksum("index-0b7d6f56-5a4e-4f2c-9a57-0d0d6b1f0c11-3", &bytes);
+        assert_eq!(&name[..20], "index-0b7d6f56-5a4e-");
+        assert_eq!(&name[20..21], "8", "version 8: {name}");
+        assert_eq!(&name[35..], format!("{:08x}-3", crc32fast::hash(&bytes)));
+        assert!(check_name(&name, &bytes).is_ok());
+        for at in 0..bytes.len() {
+            for bit in 0..8 {
+                let mut bad = bytes.clone();
+                bad[at] ^= 1 << bit;
+                assert!(check_name(&name, &bad).is_err(), "offset {at} bit {bit}");
+            }
+        }
+        // Other writers' names (random UUIDs) and names of other forms are not checked.
+        assert!(check_name("index-0b7d6f56-5a4e-4f2c-9a57-0d0d6b1f0c11-3", &bytes).is_ok());
+        assert!(check_name("index-x-0", &bytes).is_ok());
+        assert_eq!(name_with_checksum("index-x-0", &bytes), "index-x-0");
     }
 }

@@ -189,7 +189,9 @@ impl DynamicBuckets {
                     message: format!("bucket {} has a second or out-of-range hash index file", e.bucket),
                 });
             }
-            let hashes = hash_index_file::decode(&table.io().read(&path)?)
+            let bytes = table.io().read(&path)?;
+            let hashes = hash_index_file::check_name(&e.index_file.file_name, &bytes)
+                .and_then(|()| hash_index_file::decode(&bytes))
                 .and_then(|h| hash_index_file::check_against_meta(&e.index_file, &h).map(|()| h))
                 .map_err(|err| err.in_file(&path))?;
             for &h in &hashes {
@@ -276,10 +278,11 @@ impl DynamicBuckets {
         let Some(state) = index.buckets.get_mut(&bucket).filter(|s| s.modified) else { return Ok(None) };
         let mut hashes = state.hashes.clone();
         hashes.sort_unstable();
-        let name = file_name();
+        let bytes = hash_index_file::encode(&hashes);
+        let name = hash_index_file::name_with_checksum(&file_name(), &bytes);
         let path = table.path_factory().index_path(&name);
         let _span = tracing::debug_span!("write_hash_index", path, hashes = hashes.len()).entered();
-        table.io().write(&path, &hash_index_file::encode(&hashes))?;
+        table.io().write(&path, &bytes)?;
         state.modified = false;
         index.handed_over.insert(bucket, name.clone());
         Ok(Some((hash_index_file::index_file_meta(name, hashes.len()), PartitionIndex::listing(&index.committed))))
