@@ -119,7 +119,11 @@ impl Probe {
                 let t = Table::open(io.clone(), path)?;
                 let mut w = TableWriter::new(&t, "probe")?;
                 for id in (0..440).step_by(5) {
-                    w.put(vec![Some(Datum::BigInt(id)), Some(Datum::String(format!("p-{id}"))), Some(Datum::BigInt(9))])?;
+                    w.put(vec![
+                        Some(Datum::BigInt(id)),
+                        Some(Datum::String(format!("p-{id}"))),
+                        Some(Datum::BigInt(9)),
+                    ])?;
                 }
                 w.commit()?;
                 scan(io, path)
@@ -295,7 +299,10 @@ fn one_byte_flips_in_checked_files_are_never_read_as_data() {
     for dv in [true, false] {
         for format in ["parquet", "orc"] {
             let dir = tempfile::tempdir().unwrap();
-            let path = build(dir.path(), &[("deletion-vectors.enabled", if dv { "true" } else { "false" }), ("file.format", format)]);
+            let path = build(
+                dir.path(),
+                &[("deletion-vectors.enabled", if dv { "true" } else { "false" }), ("file.format", format)],
+            );
             if dv {
                 assert!(std::fs::read_dir(format!("{path}/index")).unwrap().count() > 0, "no deletion vectors");
             }

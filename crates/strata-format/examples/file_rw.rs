@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use arrow_array::{ArrayRef, Int64Array, Int8Array, RecordBatch, StringArray};
-use strata_format::{file_columns, open_data_file, DataFileRef, FileFormat, KeyValueLayout, KvFileWriter, WriterConfig};
+use strata_format::{
+    file_columns, open_data_file, DataFileRef, FileFormat, KeyValueLayout, KvFileWriter, WriterConfig,
+};
 use strata_io::{FileIO, LocalFileIO};
 use strata_spec::{DataType, FileSource, TableSchema};
 

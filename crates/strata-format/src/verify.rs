@@ -3,7 +3,7 @@
 //!
 //! Parquet's own page CRCs are verified by the parquet crate (feature `crc`) for files whose writer recorded
 //! them (Paimon's Java writer does); the crate cannot write them, hence the footer entry for Strata's files.
-//! ORC has no checksum and orc-rust writes no user metadata, so ORC files rely on the statistics check alone.
+//! ORC files carry Strata's checksums in their footer's user metadata (`crate::orc_crc`).
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int64Type, Int8Type};

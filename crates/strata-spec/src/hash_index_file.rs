@@ -40,7 +40,8 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<i32>> {
 fn uuid_in(name: &str) -> Option<std::ops::Range<usize>> {
     let start = "index-".len();
     let uuid = name.strip_prefix("index-")?.get(..36)?;
-    let well_formed = uuid.char_indices().all(|(i, c)| if [8, 13, 18, 23].contains(&i) { c == '-' } else { c.is_ascii_hexdigit() });
+    let well_formed =
+        uuid.char_indices().all(|(i, c)| if [8, 13, 18, 23].contains(&i) { c == '-' } else { c.is_ascii_hexdigit() });
     (well_formed && name[start + 36..].starts_with('-')).then_some(start..start + 36)
 }
 
@@ -139,7 +140,7 @@ mod tests {
         let name = name_with_checksum("index-0b7d6f56-5a4e-4f2c-9a57-0d0d6b1f0c11-3", &bytes);
         assert_eq!(&name[..20], "index-0b7d6f56-5a4e-");
         assert_eq!(&name[20..21], "8", "version 8: {name}");
-        assert_eq!(&name[35..], format!("{:08x}-3", crc32fast::hash(&bytes)));
+        assert_eq!(&name[34..], format!("{:08x}-3", crc32fast::hash(&bytes)));
         assert!(check_name(&name, &bytes).is_ok());
         for at in 0..bytes.len() {
             for bit in 0..8 {

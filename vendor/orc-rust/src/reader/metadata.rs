@@ -269,7 +269,8 @@ pub fn read_metadata<R: ChunkReader>(reader: &mut R) -> Result<FileMetadata> {
             .iter()
             .try_fold(file_len, |left, n| left.checked_sub(*n))
             .unwrap_or(0),
-        metadata: metadata_bytes,
+        // A copy: a slice would keep the whole file's buffer alive as long as the metadata.
+        metadata: Bytes::copy_from_slice(&metadata_bytes),
         footer: footer_bytes,
     };
     Ok(file_metadata)
@@ -351,7 +352,8 @@ pub async fn read_metadata_async<R: super::AsyncChunkReader>(
             .iter()
             .try_fold(file_len, |left, n| left.checked_sub(*n))
             .unwrap_or(0),
-        metadata: metadata_bytes,
+        // A copy: a slice would keep the whole file's buffer alive as long as the metadata.
+        metadata: Bytes::copy_from_slice(&metadata_bytes),
         footer: footer_bytes,
     };
     Ok(file_metadata)
