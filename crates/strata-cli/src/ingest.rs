@@ -40,7 +40,7 @@ pub(crate) fn run(args: WriteArgs) -> Result<(), Error> {
     if inputs.is_empty() {
         return Err(Error::invalid("write", "no input files: strata write TABLE_DIR FILE... (or --input FILE)"));
     }
-    let ext = args.table_dir.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+    let ext = crate::input::extension(&args.table_dir);
     if matches!(ext.as_str(), "jsonl" | "json" | "ndjson" | "csv" | "parquet")
         && std::path::Path::new(&args.table_dir).is_file()
     {

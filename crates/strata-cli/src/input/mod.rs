@@ -122,7 +122,7 @@ impl<R: RowReader> BatchSource for TextSource<R> {
 
 /// Opens `path` (by extension: .jsonl/.json/.ndjson, .csv, .parquet) for the table with `schema`.
 pub(crate) fn open(schema: &TableSchema, path: &str, opts: &InputOptions) -> Result<Box<dyn BatchSource>> {
-    let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+    let ext = extension(path);
     let columns = std::sync::Arc::new(TableColumns::new(schema));
     if opts.columns.is_some() && ext != "csv" {
         return Err(Error::invalid(
@@ -135,11 +135,21 @@ pub(crate) fn open(schema: &TableSchema, path: &str, opts: &InputOptions) -> Res
         "jsonl" | "json" | "ndjson" => Ok(Box::new(jsonl::JsonlSource::open(path, columns, opts)?)),
         "csv" => Ok(Box::new(csv::CsvSource::open(path, columns, opts)?)),
         "parquet" => Ok(Box::new(parquet::ParquetSource::open(path, columns, opts)?)),
+        "" => Err(Error::invalid(
+            format!("input {path}"),
+            "the file name has no extension to tell its format (jsonl, json, ndjson, csv or parquet)",
+        )),
         other => Err(Error::invalid(
             format!("input {path}"),
             format!("unknown extension '{other}' (jsonl, json, ndjson, csv or parquet)"),
         )),
     }
+}
+
+/// The extension of the file `path` names, in lower case: from its file name only, so that a dot in a
+/// directory's name (`in.d/rows`) is not taken for one.
+pub(crate) fn extension(path: &str) -> String {
+    std::path::Path::new(path).extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default()
 }
 
 /// Opens an input file: a missing one is "not found", a directory is refused.
@@ -176,4 +186,19 @@ fn shown(value: &str) -> String {
 /// A refused value: `unit` is "line" or "row", `n` counts from 1.
 fn value_error(path: &str, unit: &str, n: u64, column: &str, value: &str, reason: &str) -> Error {
     Error::invalid(format!("input {path} {unit} {n} column '{column}'"), format!("{} {reason}", shown(value)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::extension;
+
+    #[test]
+    fn the_extension_comes_from_the_file_name_only() {
+        assert_eq!(extension("rows.JSONL"), "jsonl");
+        assert_eq!(extension("dir.d/rows.csv"), "csv");
+        assert_eq!(extension("dir.d/input"), "");
+        assert_eq!(extension("a.b/c.d/rows"), "");
+        assert_eq!(extension(".parquet"), "");
+        assert_eq!(extension("rows.tar.parquet"), "parquet");
+    }
 }
