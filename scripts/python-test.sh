@@ -4,7 +4,7 @@
 # and paimon-rust cross-checks, spread writes and compactions with one committer, and strata.ray on a local
 # Ray cluster bound to 127.0.0.1. The build is the dev profile, in the workspace's target directory, so it
 # reuses what `cargo test --workspace` compiled. Arguments go to pytest (`-k ray`, `-x`, ...).
-# `cargo test --workspace` runs this (tests/python_package.rs); run it alone to iterate on the package.
+# `cargo test --workspace` runs this (tests/it/python_package.rs); run it alone to iterate on the package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 py="$(bash scripts/pypaimon-venv.sh)"

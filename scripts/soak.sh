@@ -5,7 +5,7 @@
 # 2. processes (scripts/soak_processes.py): concurrent `strata write` processes and a compactor checked
 #    against the landed writes in snapshot order, then random byte flips in every file kind, classified
 #    error / harmless / silent / panic;
-# 3. the corruption sweep (tests/corruption_sweep.rs) over every file kind Strata writes, flipping every
+# 3. the corruption sweep (tests/it/corruption_sweep.rs) over every file kind Strata writes, flipping every
 #    byte of files up to SWEEP_WHOLE_UP_TO bytes (default 16384) and SWEEP_OFFSETS offsets (default 400) of
 #    larger ones (about 10 minutes in a release build): any silent flip or panic fails it.
 set -euo pipefail
@@ -16,4 +16,4 @@ cargo build --release -q
 ./target/release/strata soak --seconds "$half" "${@:2}"
 python3 scripts/soak_processes.py ./target/release/strata "$half"
 STRATA_SWEEP_WHOLE_UP_TO="${SWEEP_WHOLE_UP_TO:-16384}" STRATA_SWEEP_OFFSETS="${SWEEP_OFFSETS:-400}" \
-  cargo test --release -q --test corruption_sweep one_byte -- --nocapture
+  cargo test --release -q --test it corruption_sweep::one_byte -- --nocapture
