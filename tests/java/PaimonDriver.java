@@ -49,6 +49,7 @@ import org.apache.paimon.data.Timestamp;
 import org.apache.paimon.disk.IOManager;
 import org.apache.paimon.fs.Path;
 import org.apache.paimon.fs.local.LocalFileIO;
+import org.apache.paimon.manifest.ManifestEntry;
 import org.apache.paimon.schema.Schema;
 import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
@@ -61,9 +62,7 @@ import org.apache.paimon.table.sink.CommitMessage;
 import org.apache.paimon.table.sink.StreamTableCommit;
 import org.apache.paimon.table.sink.StreamTableWrite;
 import org.apache.paimon.table.sink.StreamWriteBuilder;
-import org.apache.paimon.table.source.DataSplit;
 import org.apache.paimon.table.source.ReadBuilder;
-import org.apache.paimon.table.source.Split;
 import org.apache.paimon.types.DataField;
 import org.apache.paimon.types.DataType;
 import org.apache.paimon.types.DataTypeJsonParser;
@@ -271,14 +270,15 @@ public final class PaimonDriver {
      */
     private ObjectNode compact(JsonNode req) throws Exception {
         Writer w = writer(req);
-        LinkedHashMap<String, DataSplit> seen = new LinkedHashMap<>();
-        for (Split s : w.table.newReadBuilder().newScan().plan().splits()) {
-            DataSplit d = (DataSplit) s;
-            seen.putIfAbsent(d.partition() + "/" + d.bucket(), d);
+        // The store's scan, not the table's: a deletion-vector table's read plan skips level 0, so a bucket
+        // holding only level-0 files (written with write-only) would not be found.
+        LinkedHashMap<String, ManifestEntry> seen = new LinkedHashMap<>();
+        for (ManifestEntry e : w.table.store().newScan().plan().files()) {
+            seen.putIfAbsent(e.partition() + "/" + e.bucket(), e);
         }
         boolean full = req.path("full").asBoolean(true);
-        for (DataSplit d : seen.values()) {
-            w.write.compact(d.partition(), d.bucket(), full);
+        for (ManifestEntry e : seen.values()) {
+            w.write.compact(e.partition(), e.bucket(), full);
         }
         ObjectNode out = JSON.createObjectNode();
         out.put("snapshot", commit(req, w, true));

@@ -14,6 +14,7 @@ mod get;
 mod ingest;
 mod input;
 mod progress;
+mod repair;
 mod sim;
 mod sql;
 mod tags;
@@ -132,6 +133,11 @@ enum Command {
         /// Also rewrite files whose deleted ratio (deletion vector / rows) reaches this.
         #[arg(long = "delete-ratio-threshold")]
         delete_ratio_threshold: Option<f64>,
+        /// Compact buckets that another engine (Paimon's Java writers) compacted within
+        /// strata.foreign-compaction.window (default 1 hour): only once that engine's compacting writers have
+        /// stopped, since Paimon before 2.0 would commit stale deletion vectors over this compaction.
+        #[arg(long = "ignore-foreign-compactions")]
+        ignore_foreign_compactions: bool,
         /// Print the result as JSON.
         #[arg(long)]
         json: bool,
@@ -240,6 +246,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Restore deletes lost to two compactors (deletion vectors on files no longer live whose rows read again
+    /// from the files a compaction wrote) and drop vectors of files no longer live.
+    Repair(repair::RepairArgs),
     /// Delete files no snapshot references (only those older than --older-than, so in-flight commits are safe).
     Clean {
         /// The table directory.
@@ -428,9 +437,10 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             alter::run(args, matches.subcommand_matches("alter"))?;
         }
         Command::Write(args) => ingest::run(args)?,
+        Command::Repair(args) => repair::run(args)?,
         Command::Sql(args) => sql::run(args)?,
-        Command::Compact { table_dir, full, delete_ratio_threshold, json } => {
-            compact(&table_dir, full, delete_ratio_threshold, json)?
+        Command::Compact { table_dir, full, delete_ratio_threshold, ignore_foreign_compactions, json } => {
+            compact(&table_dir, full, delete_ratio_threshold, ignore_foreign_compactions, json)?
         }
         Command::Scan { table_dir, snapshot, tag, timestamp, columns, format, merge, changes } => {
             scan(&table_dir, snapshot, (tag, timestamp), columns, format, merge, &changes)?
@@ -508,8 +518,17 @@ fn expire(
 }
 
 /// `strata compact`.
-fn compact(table_dir: &str, full: bool, delete_ratio_threshold: Option<f64>, json: bool) -> Result<(), Error> {
-    let table = Table::open(io(), &location(table_dir)?)?;
+fn compact(
+    table_dir: &str,
+    full: bool,
+    delete_ratio_threshold: Option<f64>,
+    ignore_foreign_compactions: bool,
+    json: bool,
+) -> Result<(), Error> {
+    let mut table = Table::open(io(), &location(table_dir)?)?;
+    if ignore_foreign_compactions {
+        table.set_foreign_compaction_window(std::time::Duration::ZERO);
+    }
     if let Some(t) = delete_ratio_threshold {
         if !(0.0..=1.0).contains(&t) {
             return Err(Error::invalid("--delete-ratio-threshold", format!("{t} is outside 0..=1")));

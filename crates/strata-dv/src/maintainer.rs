@@ -77,6 +77,18 @@ impl BucketedDvMaintainer {
         }
     }
 
+    /// Drops the vectors of the data files `live` refuses, so the next index file leaves them out, and returns
+    /// their names. A vector of a file that is no longer live (an orphan another writer left: Paimon 1.4 does,
+    /// #8778) deletes nothing any reader reads.
+    pub fn retain_live(&mut self, live: impl Fn(&str) -> bool) -> Vec<String> {
+        let dropped: Vec<String> = self.vectors.keys().filter(|name| !live(name)).cloned().collect();
+        for name in &dropped {
+            self.vectors.remove(name);
+        }
+        self.modified |= !dropped.is_empty();
+        dropped
+    }
+
     /// `data_file`'s vector, if it has one.
     pub fn deletion_vector_of(&self, data_file: &str) -> Option<&DeletionVector> {
         self.vectors.get(data_file)

@@ -26,9 +26,13 @@ impl FileFactory {
         self.named_writer("data-", opts, level, source)
     }
 
-    /// A writer of changelog files (`changelog-<uuid>-<n>`, level 0), as Paimon names them.
-    pub(crate) fn changelog_writer(&self, opts: &WriterOptions) -> KvFileWriter {
-        self.named_writer("changelog-", opts, 0, FileSource::Append)
+    /// A writer of changelog files (`changelog-<uuid>-<n>`), as Paimon names them, recorded at `level`: 0 for a
+    /// write's input changelog, the output level for what a compaction produces (Paimon's
+    /// `createRollingChangelogFileWriter(outputLevel)`). Paimon's incremental reads of deletion-vector tables
+    /// before 2.0 skip level-0 files, changelog files included (Paimon #8712), so a compaction's changelog
+    /// recorded at level 0 would be invisible to them.
+    pub(crate) fn changelog_writer(&self, opts: &WriterOptions, level: i32) -> KvFileWriter {
+        self.named_writer("changelog-", opts, level, FileSource::Append)
     }
 
     fn named_writer(&self, kind: &str, opts: &WriterOptions, level: i32, source: FileSource) -> KvFileWriter {

@@ -229,7 +229,7 @@ impl MergeTreeWriter {
         let mut changelog = Vec::new();
         if self.opts.changelog_input {
             for run in self.buffer.runs_with(memory.clone())? {
-                let mut cw = self.file_factory().changelog_writer(&self.opts);
+                let mut cw = self.file_factory().changelog_writer(&self.opts, 0);
                 let written = run.into_iter().try_for_each(|b| cw.write(&b?)).and_then(|()| cw.close());
                 match written {
                     Ok(files) => changelog.extend(files),

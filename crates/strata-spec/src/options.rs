@@ -93,6 +93,9 @@ pub const LOOKUP_COMPACT_MAX_INTERVAL: &str = "lookup-compact.max-interval";
 pub const COMMIT_MAX_RETRIES: &str = "commit.max-retries";
 /// `commit.timeout`: unbounded.
 pub const COMMIT_TIMEOUT: &str = "commit.timeout";
+/// Strata's own: how long a COMPACT snapshot of another engine keeps Strata from compacting the
+/// deletion-vector buckets it changed (default 1 hour; `0 s` turns the check off).
+pub const FOREIGN_COMPACTION_WINDOW: &str = "strata.foreign-compaction.window";
 /// `commit.min-retry-wait`: 10 ms.
 pub const COMMIT_MIN_RETRY_WAIT: &str = "commit.min-retry-wait";
 /// `commit.max-retry-wait`: 10 s.
@@ -553,6 +556,11 @@ impl CoreOptions {
     /// `commit.timeout` (default unbounded).
     pub fn commit_timeout(&self) -> Result<Option<Duration>> {
         self.dur_opt(COMMIT_TIMEOUT)
+    }
+
+    /// `strata.foreign-compaction.window` (default 1 hour).
+    pub fn foreign_compaction_window(&self) -> Result<Duration> {
+        Ok(self.dur_opt(FOREIGN_COMPACTION_WINDOW)?.unwrap_or(Duration::from_secs(3600)))
     }
 
     /// `commit.min-retry-wait` (default 10 ms).

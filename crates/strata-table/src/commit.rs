@@ -125,6 +125,7 @@ pub struct FileStoreCommit {
     schema_id: i64,
     key_types: Vec<DataType>,
     retry: RetryPolicy,
+    foreign_compaction_window: Duration,
 }
 
 /// The key range of one file, for the level-overlap check.
@@ -152,7 +153,24 @@ impl FileStoreCommit {
         key_types: Vec<DataType>,
         retry: RetryPolicy,
     ) -> Self {
-        FileStoreCommit { io, snapshots, manifests, commit_user, schema_id, key_types, retry }
+        let foreign_compaction_window = crate::foreign_compaction::DEFAULT_FOREIGN_COMPACTION_WINDOW;
+        FileStoreCommit {
+            io,
+            snapshots,
+            manifests,
+            commit_user,
+            schema_id,
+            key_types,
+            retry,
+            foreign_compaction_window,
+        }
+    }
+
+    /// How long a COMPACT snapshot of another engine keeps this committer from compacting the buckets it
+    /// changed (deletion-vector buckets; zero: no check). See `foreign_compaction`.
+    pub fn with_foreign_compaction_window(mut self, window: Duration) -> Self {
+        self.foreign_compaction_window = window;
+        self
     }
 
     /// The commit user.
@@ -287,6 +305,17 @@ impl FileStoreCommit {
                 };
                 crate::commit_check::index_unchanged(&entries, &c.messages)?;
                 crate::commit_check::hash_index_unchanged(&entries, &c.messages)?;
+            }
+            crate::commit_check::vectors_name_live_files(&live, &delta, &c.messages)?;
+            if let Some(latest) = &latest {
+                crate::foreign_compaction::refuse_beside_foreign_compactor(
+                    &self.snapshots,
+                    &self.manifests,
+                    latest,
+                    &c.messages,
+                    self.foreign_compaction_window,
+                    now_millis(),
+                )?;
             }
 
             let mut written = Vec::new();

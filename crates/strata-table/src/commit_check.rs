@@ -2,8 +2,12 @@
 //! `FileStoreCommitImpl` conflict checks, plus Strata's own: commit order and index bases). Each refuses with
 //! a retryable [`Error::Conflict`]; nothing has been written then.
 
+use std::collections::HashSet;
 use strata_lsm::DvIndexBase;
-use strata_spec::{BinaryRow, Error, IndexManifestEntry, Result, DELETION_VECTORS_INDEX, HASH_INDEX};
+
+use strata_spec::{
+    BinaryRow, Error, FileKind, IndexManifestEntry, ManifestEntry, Result, DELETION_VECTORS_INDEX, HASH_INDEX,
+};
 
 use crate::manifest_io::LiveFiles;
 use strata_spec::{CommitMessage, HashIndexListing};
@@ -44,7 +48,7 @@ pub(crate) fn checks_index(m: &CommitMessage) -> bool {
 }
 
 /// A message that compacts or replaces vectors was computed against its bucket's deletion-vector index.
-fn checks_dv_index(m: &CommitMessage) -> bool {
+pub(crate) fn checks_dv_index(m: &CommitMessage) -> bool {
     let compact = &m.increment.compact;
     m.increment.dv_index_base != DvIndexBase::Unchecked
         && (!compact.compact_before.is_empty() || !compact.new_index_files.is_empty())
@@ -109,6 +113,49 @@ pub(crate) fn hash_index_unchanged(entries: &[IndexManifestEntry], messages: &[C
             return Err(Error::Conflict {
                 message: format!(
                     "another writer assigned keys to dynamic buckets of this partition since this writer began (hash index files {current:?}, this writer's new keys were placed by {expected:?}); nothing was committed: write again on the latest snapshot"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a commit whose new deletion-vector index files hold a vector for a data file that is not live once
+/// the commit applies (`live` plus the commit's `delta`): readers would skip it and the rows it deletes would
+/// read again. The base-index check above catches a stale writer first; this holds whatever the cause.
+pub(crate) fn vectors_name_live_files(
+    live: &LiveFiles,
+    delta: &[ManifestEntry],
+    messages: &[CommitMessage],
+) -> Result<()> {
+    let named: Vec<(&CommitMessage, &str)> = messages
+        .iter()
+        .flat_map(|m| {
+            let new = m.increment.data.new_index_files.iter().chain(&m.increment.compact.new_index_files);
+            new.filter(|f| f.index_type == DELETION_VECTORS_INDEX)
+                .flat_map(|f| f.dv_ranges.iter().flatten())
+                .map(move |r| (m, r.data_file_name.as_str()))
+        })
+        .collect();
+    if named.is_empty() {
+        return Ok(());
+    }
+    let mut files: HashSet<(&BinaryRow, i32, &str)> =
+        live.values().map(|e| (&e.partition, e.bucket, e.file.file_name.as_str())).collect();
+    for e in delta {
+        let key = (&e.partition, e.bucket, e.file.file_name.as_str());
+        match e.kind {
+            FileKind::Add => files.insert(key),
+            FileKind::Delete => files.remove(&key),
+        };
+    }
+    for (m, name) in named {
+        if !files.contains(&(&m.partition, m.bucket, name)) {
+            return Err(Error::Conflict {
+                message: format!(
+                    "this commit's deletion vectors of bucket {} name {name}, which is not live once it applies \
+                     (another commit removed it); nothing was committed: reopen the writer and retry",
+                    m.bucket
                 ),
             });
         }

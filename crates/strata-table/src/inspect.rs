@@ -87,8 +87,13 @@ pub fn inspect(table: &Table, snapshot_id: Option<i64>) -> Result<Value> {
         })
     }
     let (mut total_files, mut total_rows, mut total_bytes) = (0i64, 0i64, 0i64);
+    // Vectors naming a file not live in their bucket: orphans, which reads skip (`Table::deletion_files`).
+    let mut orphans: Vec<Value> = Vec::new();
     if let Some(s) = &snapshot {
-        for e in table.live_files(s)? {
+        let files = table.live_files(s)?;
+        let live: std::collections::HashSet<(Vec<u8>, i32, &str)> =
+            files.iter().map(|e| (e.partition.serialize(), e.bucket, e.file.file_name.as_str())).collect();
+        for e in &files {
             total_files += 1;
             total_rows += e.file.row_count;
             total_bytes += e.file.file_size;
@@ -118,13 +123,16 @@ pub fn inspect(table: &Table, snapshot_id: Option<i64>) -> Result<Value> {
                 }));
                 continue;
             }
-            let ranges: Vec<Value> = ie
-                .index_file
-                .dv_ranges
-                .iter()
-                .flatten()
-                .map(|m| json!({"dataFile": m.data_file_name, "offset": m.offset, "length": m.length, "cardinality": m.cardinality}))
-                .collect();
+            let key = ie.partition.serialize();
+            let mut ranges: Vec<Value> = Vec::new();
+            for m in ie.index_file.dv_ranges.iter().flatten() {
+                let orphan = !live.contains(&(key.clone(), ie.bucket, m.data_file_name.as_str()));
+                let range = json!({"dataFile": m.data_file_name, "offset": m.offset, "length": m.length, "cardinality": m.cardinality, "orphan": orphan});
+                if orphan {
+                    orphans.push(json!({"partition": report.partition, "bucket": ie.bucket, "dataFile": m.data_file_name, "cardinality": m.cardinality, "indexFile": ie.index_file.file_name}));
+                }
+                ranges.push(range);
+            }
             report.index = Some(json!({
                 "indexType": ie.index_file.index_type,
                 "fileName": ie.index_file.file_name,
@@ -163,5 +171,6 @@ pub fn inspect(table: &Table, snapshot_id: Option<i64>) -> Result<Value> {
         "snapshot": snapshot.as_ref().map(|s| s.id),
         "totals": {"fileCount": total_files, "rowCount": total_rows, "fileSize": total_bytes},
         "buckets": buckets,
+        "orphanDeletionVectors": orphans,
     }))
 }

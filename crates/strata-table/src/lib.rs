@@ -11,6 +11,7 @@ mod consumer;
 mod distributed;
 mod dynamic_bucket;
 mod follow;
+mod foreign_compaction;
 mod incremental;
 mod inspect;
 mod maintenance;
@@ -21,6 +22,7 @@ mod postpone;
 mod query;
 mod read;
 mod references;
+mod repair;
 mod rollback;
 mod scan;
 mod schema_manager;
@@ -72,5 +74,6 @@ pub use incremental::{ChangeReader, ChangeSource, IncrementalMode, IncrementalPl
 
 // Maintenance: snapshot expiration, orphan files, tags and rollback.
 pub use maintenance::{expire_snapshots, parse_older_than, remove_orphan_files, ExpireOptions, MaintenanceReport};
+pub use repair::{repair_deletion_vectors, RepairReport, StaleVector};
 pub use rollback::{rollback, RollbackReport, RollbackTarget};
 pub use tag::{create_tag, delete_tag, Tag, TagDeletion, TagManager};

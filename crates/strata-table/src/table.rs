@@ -68,6 +68,8 @@ pub struct Table {
     schemas: SchemaManager,
     /// Every schema files were written with, read once each.
     history: Arc<SchemaHistoryCache>,
+    /// How long a compaction by another engine keeps this handle's commits from compacting its buckets.
+    foreign_compaction_window: std::time::Duration,
 }
 
 impl Table {
@@ -143,6 +145,7 @@ impl Table {
             index_cache: Arc::new(parking_lot::Mutex::new(None)),
             footers: strata_format::FooterCache::new(strata_format::FOOTER_CACHE_BYTES),
             dv_checked: Arc::new(parking_lot::Mutex::new(None)),
+            foreign_compaction_window: schema.core_options().foreign_compaction_window()?,
             external_roots: Arc::new(std::sync::OnceLock::new()),
             snapshots: SnapshotManager::new(io.clone(), &path),
             paths: Arc::new(PathFactory::new(&path)),
@@ -254,6 +257,13 @@ impl Table {
         ))
     }
 
+    /// Sets how long a compaction committed by another engine keeps this handle's commits from compacting the
+    /// buckets it changed (`strata.foreign-compaction.window`, 1 hour by default); zero turns the check off,
+    /// for when that engine's compactor is known to have stopped.
+    pub fn set_foreign_compaction_window(&mut self, window: std::time::Duration) {
+        self.foreign_compaction_window = window;
+    }
+
     /// A committer acting as `commit_user`.
     pub fn new_commit(&self, commit_user: &str) -> Result<FileStoreCommit> {
         let options = self.schema.core_options();
@@ -271,7 +281,8 @@ impl Table {
             self.schema.id,
             self.key_types()?,
             retry,
-        ))
+        )
+        .with_foreign_compaction_window(self.foreign_compaction_window))
     }
 
     /// The snapshot `id`, or the latest when `None`; `Ok(None)` for a table with no snapshot yet.
@@ -347,7 +358,21 @@ impl Table {
                 .map(|e| e.index_file),
         };
         let path = index_file.as_ref().map(|f| self.index_file_path(f)).transpose()?;
-        BucketedDvMaintainer::restore(self.io.as_ref(), index_file.as_ref().zip(path.as_deref()), bitmap64)
+        let mut maintainer =
+            BucketedDvMaintainer::restore(self.io.as_ref(), index_file.as_ref().zip(path.as_deref()), bitmap64)?;
+        if let (Some(s), Some(_)) = (snapshot, &index_file) {
+            let files = self.live_files_shared(s)?;
+            let live: std::collections::HashSet<&str> = files
+                .iter()
+                .filter(|e| &e.partition == partition && e.bucket == bucket)
+                .map(|e| e.file.file_name.as_str())
+                .collect();
+            let dropped = maintainer.retain_live(|name| live.contains(name));
+            if !dropped.is_empty() {
+                tracing::info!(bucket, ?dropped, "dropping deletion vectors of files that are no longer live");
+            }
+        }
+        Ok(maintainer)
     }
 
     /// The data file path of a manifest entry: under the bucket directory by its name (checked to be a plain
@@ -405,6 +430,21 @@ impl Table {
     /// name a live data file of its bucket, delete at most that file's rows, and lie inside its index file. A
     /// corrupted entry would otherwise attach a vector to the wrong file or none (keys read twice).
     pub fn deletion_files(&self, snapshot: &Snapshot) -> Result<HashMap<(BinaryRow, i32, String), DeletionFile>> {
+        Ok(self.deletion_files_and_orphans(snapshot)?.0)
+    }
+
+    /// The deletion vectors of `snapshot` that name no live data file of their bucket, as (partition, bucket,
+    /// data file name): orphans, which reads skip (see `check_deletion_files`).
+    pub fn orphan_deletion_vectors(&self, snapshot: &Snapshot) -> Result<Vec<(BinaryRow, i32, String)>> {
+        Ok(self.deletion_files_and_orphans(snapshot)?.1)
+    }
+
+    /// [`deletion_files`](Self::deletion_files) without the orphans, and the orphans.
+    #[allow(clippy::type_complexity)]
+    fn deletion_files_and_orphans(
+        &self,
+        snapshot: &Snapshot,
+    ) -> Result<(HashMap<(BinaryRow, i32, String), DeletionFile>, Vec<(BinaryRow, i32, String)>)> {
         let mut out = HashMap::new();
         let mut sizes: HashMap<String, i64> = HashMap::new();
         for e in self.index_files(snapshot)? {
@@ -429,11 +469,12 @@ impl Table {
                 );
             }
         }
-        if !out.is_empty() {
-            self.check_deletion_files(snapshot, &out, &sizes)?;
+        let orphans = if out.is_empty() { Vec::new() } else { self.check_deletion_files(snapshot, &out, &sizes)? };
+        for orphan in &orphans {
+            out.remove(orphan);
         }
         self.check_no_vector_vanished(snapshot, &out)?;
-        Ok(out)
+        Ok((out, orphans))
     }
 
     /// A live file's deletion vector only grows until a compaction rewrites the file (under a new name), so a
@@ -488,12 +529,20 @@ impl Table {
         })())
     }
 
+    /// Checks the vectors that name live files (each deletes at most its file's rows and lies inside its index
+    /// file) and returns the ones that name no live file of their bucket: orphans, which readers skip as
+    /// Paimon's do. Paimon 1.4 leaves them behind (a full compaction after a minor one in its dedicated
+    /// compaction, Paimon #8778; a stale writer's vectors after another engine's compaction) and its readers
+    /// look vectors up by the live files' names. A damaged name is not an orphan: one that names a live file of
+    /// another bucket (a damaged bucket or partition) or differs by one byte from a live file of its own
+    /// bucket (a damaged name), or that is no data file's name at all, is corrupt, since the vector it belongs
+    /// to is then missing from a live file and deleted rows would read again.
     fn check_deletion_files(
         &self,
         snapshot: &Snapshot,
         dvs: &HashMap<(BinaryRow, i32, String), DeletionFile>,
         index_sizes: &HashMap<String, i64>,
-    ) -> Result<()> {
+    ) -> Result<Vec<(BinaryRow, i32, String)>> {
         let files = self.live_files_shared(snapshot)?;
         let mut matched = 0usize;
         for e in files.iter() {
@@ -523,17 +572,30 @@ impl Table {
             }
         }
         if matched == dvs.len() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let live: std::collections::HashSet<(&BinaryRow, i32, &str)> =
             files.iter().map(|e| (&e.partition, e.bucket, e.file.file_name.as_str())).collect();
-        let stray = dvs.iter().find(|((p, b, n), _)| !live.contains(&(p, *b, n.as_str())));
-        let (path, name) = stray
-            .map_or((String::new(), String::new()), |((_, b, n), df)| (df.path.clone(), format!("{n} (bucket {b})")));
-        Err(Error::Corrupt {
-            path,
-            message: format!("deletion vector names {name}, not a live data file of its bucket"),
-        })
+        let mut orphans = Vec::new();
+        for ((p, b, name), df) in dvs.iter().filter(|((p, b, n), _)| !live.contains(&(p, *b, n.as_str()))) {
+            let damaged = !name.starts_with("data-")
+                || files.iter().any(|e| {
+                    let other = e.file.file_name.as_str();
+                    other == name || (&e.partition == p && e.bucket == *b && one_byte_apart(other, name))
+                });
+            if damaged {
+                return Err(Error::Corrupt {
+                    path: df.path.clone(),
+                    message: format!(
+                        "deletion vector names {name} (bucket {b}), not a live data file of its bucket but one byte \
+                         from one (or a live file of another bucket): a damaged name"
+                    ),
+                });
+            }
+            orphans.push((p.clone(), *b, name.clone()));
+        }
+        orphans.sort_by(|a, b| (a.1, &a.2).cmp(&(b.1, &b.2)));
+        Ok(orphans)
     }
 
     /// The options as stored.
@@ -555,4 +617,9 @@ impl Table {
         }
         Ok(self.deletion_files(snapshot)?.is_empty())
     }
+}
+
+/// Whether two names of one length differ in exactly one byte (what one flipped byte does to a name).
+fn one_byte_apart(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).filter(|(x, y)| x != y).count() == 1
 }

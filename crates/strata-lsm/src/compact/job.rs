@@ -153,7 +153,7 @@ impl UnitJob {
         let lookup_engine = self.opts.deletion_vectors || self.opts.merge.engine == MergeEngine::FirstRow;
         let changelog_mode = self.opts.changelog_lookup;
         let mut w = self.files.writer(&self.opts, self.output, FileSource::Compact);
-        let mut cw = changelog_mode.then(|| self.files.changelog_writer(&self.opts));
+        let mut cw = changelog_mode.then(|| self.files.changelog_writer(&self.opts, self.output));
         let mut before = Vec::new();
         for runs in sections {
             let refs: Vec<Vec<DataFileRef>> = runs
