@@ -16,6 +16,7 @@ mod corruption_sweep;
 mod data_file_errors;
 mod data_safety;
 mod dv_compat;
+mod dv_ownership;
 mod dynamic_bucket;
 mod errors;
 mod float_filters;
@@ -44,6 +45,7 @@ mod pypaimon_tags;
 mod python_package;
 mod query_types;
 mod readme_examples;
+
 mod rollback;
 mod s3;
 mod schema_alter;

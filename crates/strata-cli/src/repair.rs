@@ -31,12 +31,13 @@ pub(crate) fn run(args: RepairArgs) -> Result<(), Error> {
         println!("{}", serde_json::to_string(&report).map_err(|e| Error::invalid("report", e.to_string()))?);
         return Ok(());
     }
-    for v in &report.stale_vectors {
-        let what = match &v.unreadable {
-            Some(why) => format!("cannot be looked at ({why})"),
-            None => format!("{} of them live again in other files", v.restored),
+    for l in &report.lost {
+        let what = match &l.unreadable {
+            Some(why) => format!("the removed file cannot be read ({why})"),
+            None => format!("{} rows marked now", l.restored),
         };
-        println!("bucket {} {}: {} marks {} rows; {what}", v.bucket, v.partition, v.data_file, v.marked);
+        let file = if l.live { "live file" } else { "removed file" };
+        println!("bucket {} {}: {file} {} lost {} marks; {what}", l.bucket, l.partition, l.data_file, l.lost);
     }
     let done = if args.dry_run { "would restore" } else { "restored" };
     match report.snapshot {

@@ -48,6 +48,9 @@ pub struct WriterOptions {
     pub(crate) changelog_input: bool,
     /// `changelog-producer = lookup`: compactions of level 0 produce the changelog.
     pub(crate) changelog_lookup: bool,
+    /// `write-only`: no compaction follows a write (explicit compactions still run), so a writer never
+    /// changes files or deletion vectors other than its own level-0 files.
+    pub(crate) write_only: bool,
 }
 
 impl WriterOptions {
@@ -110,6 +113,7 @@ impl WriterOptions {
             stop_trigger: o.num_sorted_run_stop_trigger()? as usize,
             changelog_input: o.changelog_producer()? == strata_spec::ChangelogProducer::Input,
             changelog_lookup: o.changelog_producer()? == strata_spec::ChangelogProducer::Lookup,
+            write_only: o.write_only()?,
             lookup_cache: LookupCacheOptions {
                 max_memory: o.lookup_cache_max_memory_size()?,
                 max_disk: o.lookup_cache_max_disk_size()?,

@@ -337,6 +337,9 @@ impl MergeTreeWriter {
     /// background compaction, starts the next one if one is picked, and makes writes wait for compaction
     /// while the bucket has more than `num-sorted-run.stop-trigger` sorted runs (Paimon's back-pressure).
     fn trigger_compaction(&mut self) -> Result<()> {
+        if self.opts.write_only {
+            return Ok(());
+        }
         if !self.compacts_in_background() {
             return self.compact(false);
         }
@@ -503,11 +506,16 @@ impl MergeTreeWriter {
     /// commit wants: Paimon's batch writers wait for compaction at commit too).
     pub fn prepare_commit_waiting(&mut self, new_index_file_name: impl FnOnce() -> String) -> Result<CommitIncrement> {
         self.flush()?;
-        self.compact(false)?;
+        if !self.opts.write_only {
+            self.compact(false)?;
+        }
         self.finish_prepare(new_index_file_name)
     }
 
     fn finish_prepare(&mut self, new_index_file_name: impl FnOnce() -> String) -> Result<CommitIncrement> {
+        if self.opts.write_only {
+            return self.finish_cycle(new_index_file_name);
+        }
         if self.opts.deletion_vectors {
             // Files whose deleted share reached `compaction.delete-ratio-threshold` are rewritten without the
             // deleted rows, so vectors do not grow without bound.
@@ -520,6 +528,24 @@ impl MergeTreeWriter {
             return Err(Error::invalid("compaction", "level 0 is not empty after a forced compaction"));
         }
         self.finish_cycle(new_index_file_name)
+    }
+
+    /// An explicit compaction's prepare: a full compaction or a delete-ratio rewrite
+    /// ([`prepare_commit_after`](Self::prepare_commit_after)), else compaction until nothing more is picked
+    /// ([`prepare_commit_waiting`](Self::prepare_commit_waiting)), `write-only` or not.
+    pub fn prepare_compaction(
+        &mut self,
+        full: bool,
+        delete_ratio: Option<f64>,
+        new_index_file_name: impl FnOnce() -> String,
+    ) -> Result<CommitIncrement> {
+        if full || delete_ratio.is_some() {
+            return self.prepare_commit_after(full, delete_ratio, new_index_file_name);
+        }
+        let write_only = std::mem::replace(&mut self.opts.write_only, false);
+        let prepared = self.prepare_commit_waiting(new_index_file_name);
+        self.opts.write_only = write_only;
+        prepared
     }
 
     /// Like [`prepare_commit`](Self::prepare_commit) after a full compaction (or a delete-ratio rewrite).
@@ -557,6 +583,13 @@ impl MergeTreeWriter {
         self.cycle_start_seq = self.next_seq;
         self.uncommitted.clear();
         Ok(inc)
+    }
+
+    /// Makes automatic compactions stop (or start again): with `write_only`, writes only add level-0 files, as
+    /// with the `write-only` option; explicit compactions ([`compact`](Self::compact),
+    /// [`prepare_commit_after`](Self::prepare_commit_after)) still run.
+    pub fn set_write_only(&mut self, write_only: bool) {
+        self.opts.write_only = write_only;
     }
 
     /// The bucket's deletion vectors (deletion-vector mode).

@@ -93,6 +93,8 @@ pub const LOOKUP_COMPACT_MAX_INTERVAL: &str = "lookup-compact.max-interval";
 pub const COMMIT_MAX_RETRIES: &str = "commit.max-retries";
 /// `commit.timeout`: unbounded.
 pub const COMMIT_TIMEOUT: &str = "commit.timeout";
+/// `write-only`: writers skip compactions (a dedicated compaction job compacts).
+pub const WRITE_ONLY: &str = "write-only";
 /// Strata's own: how long a COMPACT snapshot of another engine keeps Strata from compacting the
 /// deletion-vector buckets it changed (default 1 hour; `0 s` turns the check off).
 pub const FOREIGN_COMPACTION_WINDOW: &str = "strata.foreign-compaction.window";
@@ -556,6 +558,11 @@ impl CoreOptions {
     /// `commit.timeout` (default unbounded).
     pub fn commit_timeout(&self) -> Result<Option<Duration>> {
         self.dur_opt(COMMIT_TIMEOUT)
+    }
+
+    /// `write-only` (default false).
+    pub fn write_only(&self) -> Result<bool> {
+        self.bool_opt(WRITE_ONLY, false)
     }
 
     /// `strata.foreign-compaction.window` (default 1 hour).

@@ -12,7 +12,7 @@
 //! compacting one bucket", has the sequence.
 
 use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
 use strata_spec::options::FOREIGN_COMPACTION_WINDOW;
@@ -26,8 +26,8 @@ use crate::snapshot_manager::SnapshotManager;
 /// than that while it runs, and Paimon drops a bucket writer's state once it has been idle for a commit.
 pub(crate) const DEFAULT_FOREIGN_COMPACTION_WINDOW: Duration = Duration::from_secs(3600);
 
-/// At most this many snapshots are read back from the latest one per check (more only when earlier checks
-/// of this process read the ones before).
+/// At most this many snapshots are read back from the latest one by one check: the window is then the last
+/// this many snapshots within it (a writer of another engine that still compacts commits again long before).
 const MAX_SNAPSHOTS_SCANNED: i64 = 2_000;
 
 /// A COMPACT snapshot another engine committed.
@@ -39,16 +39,22 @@ struct ForeignCompaction {
     buckets: Vec<(BinaryRow, i32)>,
 }
 
-/// What this process already read of one table's snapshots: up to which one (and its commit time, which
-/// tells a snapshot rewritten after a rollback), and the foreign compactions among them.
-#[derive(Debug, Default)]
+/// What this process already read of one table's snapshots: every foreign compaction from `covered_since`
+/// (a commit time) up to snapshot `up_to`, whose commit time and user tell it apart from a snapshot written
+/// under the same id after a rollback.
+#[derive(Debug)]
 struct Scanned {
     up_to: i64,
-    up_to_time: i64,
+    up_to_stamp: (i64, String),
+    covered_since: i64,
     found: Vec<ForeignCompaction>,
 }
 
-static SCANNED: LazyLock<Mutex<HashMap<String, Scanned>>> = LazyLock::new(Default::default);
+/// By table (its snapshot directory and the store's address): one lock per table, so checks of different
+/// tables do not wait on each other's reads.
+type Cache = HashMap<(String, usize), Arc<Mutex<Option<Scanned>>>>;
+
+static SCANNED: LazyLock<Mutex<Cache>> = LazyLock::new(Default::default);
 
 /// Whether the snapshot was committed by Strata (by its `writerVersion`; Paimon's Java writers leave it out).
 fn by_strata(s: &Snapshot) -> bool {
@@ -71,8 +77,9 @@ pub(crate) fn refuse_beside_foreign_compactor(
         return Ok(());
     }
     let since = now_millis.saturating_sub(i64::try_from(window.as_millis()).unwrap_or(i64::MAX));
-    let found = foreign_compactions_since(snapshots, manifests, latest, since)?;
-    for f in found.iter().rev() {
+    let mut found = foreign_compactions_since(snapshots, manifests, latest, since)?;
+    found.sort_by_key(|f| std::cmp::Reverse(f.snapshot));
+    for f in &found {
         let Some(m) = compacted.iter().find(|m| f.buckets.iter().any(|(p, b)| *p == m.partition && *b == m.bucket))
         else {
             continue;
@@ -94,29 +101,48 @@ pub(crate) fn refuse_beside_foreign_compactor(
     Ok(())
 }
 
-/// The foreign compactions committed at or after `since_millis`, up to `latest`, oldest first.
+/// The snapshot of the latest COMPACT commit of another engine that changed (`partition`, `bucket`) within
+/// the table's window before now, as of `latest`: a writer leaves such a bucket's compaction to that engine.
+pub(crate) fn compacted_by_another_engine(
+    table: &crate::table::Table,
+    latest: &Snapshot,
+    partition: &BinaryRow,
+    bucket: i32,
+) -> Result<Option<i64>> {
+    let window = table.foreign_compaction_window()?;
+    if window.is_zero() {
+        return Ok(None);
+    }
+    let since = crate::now_millis().saturating_sub(i64::try_from(window.as_millis()).unwrap_or(i64::MAX));
+    let found = foreign_compactions_since(table.snapshot_manager(), &table.manifest_store()?, latest, since)?;
+    Ok(found.iter().filter(|f| f.buckets.iter().any(|(p, b)| p == partition && *b == bucket)).map(|f| f.snapshot).max())
+}
+
+/// The foreign compactions committed at or after `since_millis`, up to `latest`.
 fn foreign_compactions_since(
     snapshots: &SnapshotManager,
     manifests: &ManifestStore,
     latest: &Snapshot,
     since_millis: i64,
 ) -> Result<Vec<ForeignCompaction>> {
-    let key = snapshots.snapshot_path(0);
-    let mut cache = SCANNED.lock().unwrap_or_else(|e| e.into_inner());
-    let scanned = cache.entry(key).or_default();
-    // A rollback rewrites snapshot ids: what was read is only good while the last snapshot read is unchanged.
-    let still = scanned.up_to > 0
-        && scanned.up_to <= latest.id
-        && match snapshots.snapshot(scanned.up_to) {
-            Ok(s) => s.time_millis == scanned.up_to_time,
+    let key = (snapshots.dir().to_string(), Arc::as_ptr(snapshots.io()).cast::<u8>() as usize);
+    let table = SCANNED.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_default().clone();
+    let mut scanned = table.lock().unwrap_or_else(|e| e.into_inner());
+    let still = match scanned.as_ref() {
+        Some(s) if s.up_to <= latest.id && s.covered_since <= since_millis => match snapshots.snapshot(s.up_to) {
+            Ok(at) => (at.time_millis, at.commit_user) == s.up_to_stamp,
             Err(e) if e.kind() == ErrorKind::NotFound => false,
             Err(e) => return Err(e),
-        };
-    if !still {
-        *scanned = Scanned::default();
-    }
-    let mut fresh = Vec::new();
-    let floor = scanned.up_to.max(latest.id - MAX_SNAPSHOTS_SCANNED);
+        },
+        _ => false,
+    };
+    let (floor, mut found) = match scanned.take().filter(|_| still) {
+        Some(s) => (s.up_to, s.found),
+        None => (0, Vec::new()),
+    };
+    let cap = latest.id.saturating_sub(MAX_SNAPSHOTS_SCANNED);
+    let capped = cap > floor;
+    let floor = floor.max(cap);
     let mut id = latest.id;
     while id > floor {
         let s = if id == latest.id {
@@ -133,21 +159,34 @@ fn foreign_compactions_since(
             break;
         }
         if s.commit_kind == CommitKind::Compact && !by_strata(&s) {
-            fresh.push(ForeignCompaction {
-                snapshot: s.id,
-                time_millis: s.time_millis,
-                commit_user: s.commit_user.clone(),
-                buckets: changed_buckets(manifests, &s)?,
-            });
+            match changed_buckets(manifests, &s) {
+                Ok(buckets) => found.push(ForeignCompaction {
+                    snapshot: s.id,
+                    time_millis: s.time_millis,
+                    commit_user: s.commit_user.clone(),
+                    buckets,
+                }),
+                // Expired while this was reading it.
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
         }
         id -= 1;
     }
-    fresh.reverse();
-    scanned.found.extend(fresh);
-    scanned.found.retain(|f| f.time_millis >= since_millis && f.snapshot <= latest.id);
-    scanned.up_to = latest.id;
-    scanned.up_to_time = latest.time_millis;
-    Ok(scanned.found.clone())
+    if capped && id == floor && floor > 0 {
+        tracing::warn!(
+            latest = latest.id,
+            "checked the last {MAX_SNAPSHOTS_SCANNED} snapshots for foreign compactions"
+        );
+    }
+    found.retain(|f| f.time_millis >= since_millis && f.snapshot <= latest.id);
+    *scanned = Some(Scanned {
+        up_to: latest.id,
+        up_to_stamp: (latest.time_millis, latest.commit_user.clone()),
+        covered_since: since_millis,
+        found: found.clone(),
+    });
+    Ok(found)
 }
 
 /// The (partition, bucket)s whose files a snapshot's delta changed.

@@ -16,6 +16,7 @@ mod incremental;
 mod inspect;
 mod maintenance;
 mod manifest_io;
+mod orphan_vectors;
 mod paths;
 mod point_read;
 mod postpone;
@@ -74,6 +75,6 @@ pub use incremental::{ChangeReader, ChangeSource, IncrementalMode, IncrementalPl
 
 // Maintenance: snapshot expiration, orphan files, tags and rollback.
 pub use maintenance::{expire_snapshots, parse_older_than, remove_orphan_files, ExpireOptions, MaintenanceReport};
-pub use repair::{repair_deletion_vectors, RepairReport, StaleVector};
+pub use repair::{repair_deletion_vectors, LostDeletes, RepairReport};
 pub use rollback::{rollback, RollbackReport, RollbackTarget};
 pub use tag::{create_tag, delete_tag, Tag, TagDeletion, TagManager};

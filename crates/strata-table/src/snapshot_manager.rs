@@ -34,6 +34,11 @@ impl SnapshotManager {
         &self.dir
     }
 
+    /// The store the snapshots are read from.
+    pub(crate) fn io(&self) -> &Arc<dyn FileIO> {
+        &self.io
+    }
+
     /// Path of `snapshot-<id>`.
     pub fn snapshot_path(&self, id: i64) -> String {
         join(&self.dir, &format!("{SNAPSHOT_PREFIX}{id}"))

@@ -68,8 +68,9 @@ pub struct Table {
     schemas: SchemaManager,
     /// Every schema files were written with, read once each.
     history: Arc<SchemaHistoryCache>,
-    /// How long a compaction by another engine keeps this handle's commits from compacting its buckets.
-    foreign_compaction_window: std::time::Duration,
+    /// How long a compaction by another engine keeps this handle's commits from compacting its buckets, when
+    /// set on the handle (else the table option, read when a commit is made: a bad value never stops reads).
+    foreign_compaction_window: Option<std::time::Duration>,
 }
 
 impl Table {
@@ -145,7 +146,7 @@ impl Table {
             index_cache: Arc::new(parking_lot::Mutex::new(None)),
             footers: strata_format::FooterCache::new(strata_format::FOOTER_CACHE_BYTES),
             dv_checked: Arc::new(parking_lot::Mutex::new(None)),
-            foreign_compaction_window: schema.core_options().foreign_compaction_window()?,
+            foreign_compaction_window: None,
             external_roots: Arc::new(std::sync::OnceLock::new()),
             snapshots: SnapshotManager::new(io.clone(), &path),
             paths: Arc::new(PathFactory::new(&path)),
@@ -261,7 +262,7 @@ impl Table {
     /// buckets it changed (`strata.foreign-compaction.window`, 1 hour by default); zero turns the check off,
     /// for when that engine's compactor is known to have stopped.
     pub fn set_foreign_compaction_window(&mut self, window: std::time::Duration) {
-        self.foreign_compaction_window = window;
+        self.foreign_compaction_window = Some(window);
     }
 
     /// A committer acting as `commit_user`.
@@ -282,7 +283,15 @@ impl Table {
             self.key_types()?,
             retry,
         )
-        .with_foreign_compaction_window(self.foreign_compaction_window))
+        .with_foreign_compaction_window(self.foreign_compaction_window()?))
+    }
+
+    /// How long a compaction by another engine keeps this handle's commits from compacting its buckets.
+    pub(crate) fn foreign_compaction_window(&self) -> Result<std::time::Duration> {
+        match self.foreign_compaction_window {
+            Some(window) => Ok(window),
+            None => self.schema.core_options().foreign_compaction_window(),
+        }
     }
 
     /// The snapshot `id`, or the latest when `None`; `Ok(None)` for a table with no snapshot yet.
@@ -361,13 +370,18 @@ impl Table {
         let mut maintainer =
             BucketedDvMaintainer::restore(self.io.as_ref(), index_file.as_ref().zip(path.as_deref()), bitmap64)?;
         if let (Some(s), Some(_)) = (snapshot, &index_file) {
-            let files = self.live_files_shared(s)?;
-            let live: std::collections::HashSet<&str> = files
-                .iter()
-                .filter(|e| &e.partition == partition && e.bucket == bucket)
-                .map(|e| e.file.file_name.as_str())
+            // Only what reads classify as orphans: a damaged name is an error there, and dropping it here would
+            // commit the live file it belongs to without its vector.
+            // (Without the vanished-vector check, which compares with the previous snapshot: `strata repair`
+            // restores what a stale writer's commit dropped, and reads still refuse such a snapshot.)
+            let orphans: std::collections::HashSet<String> = self
+                .deletion_files_and_orphans(s, false)?
+                .1
+                .into_iter()
+                .filter(|(p, b, _)| p == partition && *b == bucket)
+                .map(|(_, _, name)| name)
                 .collect();
-            let dropped = maintainer.retain_live(|name| live.contains(name));
+            let dropped = maintainer.retain_live(|name| !orphans.contains(name));
             if !dropped.is_empty() {
                 tracing::info!(bucket, ?dropped, "dropping deletion vectors of files that are no longer live");
             }
@@ -430,13 +444,13 @@ impl Table {
     /// name a live data file of its bucket, delete at most that file's rows, and lie inside its index file. A
     /// corrupted entry would otherwise attach a vector to the wrong file or none (keys read twice).
     pub fn deletion_files(&self, snapshot: &Snapshot) -> Result<HashMap<(BinaryRow, i32, String), DeletionFile>> {
-        Ok(self.deletion_files_and_orphans(snapshot)?.0)
+        Ok(self.deletion_files_and_orphans(snapshot, true)?.0)
     }
 
     /// The deletion vectors of `snapshot` that name no live data file of their bucket, as (partition, bucket,
     /// data file name): orphans, which reads skip (see `check_deletion_files`).
     pub fn orphan_deletion_vectors(&self, snapshot: &Snapshot) -> Result<Vec<(BinaryRow, i32, String)>> {
-        Ok(self.deletion_files_and_orphans(snapshot)?.1)
+        Ok(self.deletion_files_and_orphans(snapshot, true)?.1)
     }
 
     /// [`deletion_files`](Self::deletion_files) without the orphans, and the orphans.
@@ -444,6 +458,7 @@ impl Table {
     fn deletion_files_and_orphans(
         &self,
         snapshot: &Snapshot,
+        check_vanished: bool,
     ) -> Result<(HashMap<(BinaryRow, i32, String), DeletionFile>, Vec<(BinaryRow, i32, String)>)> {
         let mut out = HashMap::new();
         let mut sizes: HashMap<String, i64> = HashMap::new();
@@ -473,7 +488,9 @@ impl Table {
         for orphan in &orphans {
             out.remove(orphan);
         }
-        self.check_no_vector_vanished(snapshot, &out)?;
+        if check_vanished {
+            self.check_no_vector_vanished(snapshot, &out)?;
+        }
         Ok((out, orphans))
     }
 
@@ -574,21 +591,18 @@ impl Table {
         if matched == dvs.len() {
             return Ok(Vec::new());
         }
-        let live: std::collections::HashSet<(&BinaryRow, i32, &str)> =
-            files.iter().map(|e| (&e.partition, e.bucket, e.file.file_name.as_str())).collect();
+        let live = crate::orphan_vectors::LiveNames::new(&files);
+        let options = self.schema.core_options();
+        let mut prefixes = vec!["data-"];
+        prefixes.extend(options.get("data-file.prefix").filter(|p| !p.is_empty()));
         let mut orphans = Vec::new();
-        for ((p, b, name), df) in dvs.iter().filter(|((p, b, n), _)| !live.contains(&(p, *b, n.as_str()))) {
-            let damaged = !name.starts_with("data-")
-                || files.iter().any(|e| {
-                    let other = e.file.file_name.as_str();
-                    other == name || (&e.partition == p && e.bucket == *b && one_byte_apart(other, name))
-                });
-            if damaged {
+        for ((p, b, name), df) in dvs.iter().filter(|((p, b, n), _)| !live.contains((p, *b), n)) {
+            if let Some(why) = crate::orphan_vectors::damage(name, (p, *b), &live, &prefixes) {
                 return Err(Error::Corrupt {
                     path: df.path.clone(),
                     message: format!(
-                        "deletion vector names {name} (bucket {b}), not a live data file of its bucket but one byte \
-                         from one (or a live file of another bucket): a damaged name"
+                        "deletion vector names {name} (bucket {b}), not a live data file of its bucket, and {why}: \
+                         a damaged name"
                     ),
                 });
             }
@@ -617,9 +631,4 @@ impl Table {
         }
         Ok(self.deletion_files(snapshot)?.is_empty())
     }
-}
-
-/// Whether two names of one length differ in exactly one byte (what one flipped byte does to a name).
-fn one_byte_apart(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).filter(|(x, y)| x != y).count() == 1
 }

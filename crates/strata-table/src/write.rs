@@ -44,6 +44,17 @@ enum Routing {
     Postpone(HashMap<Vec<u8>, i32>),
 }
 
+/// What a prepare does with the bucket writers' compactions.
+#[derive(Debug, Clone, Copy)]
+enum Prepare {
+    /// A commit between writes: compactions as the writers' options say, not waited for.
+    Commit,
+    /// A batch's last commit: compactions as the options say, waited for.
+    Waiting,
+    /// An explicit compaction (full, or with a delete-ratio rewrite), `write-only` or not.
+    Compaction { full: bool, delete_ratio: Option<f64> },
+}
+
 /// Writes rows into a table, for one commit at a time.
 pub struct TableWrite {
     table: Table,
@@ -175,7 +186,7 @@ impl TableWrite {
             } else {
                 None
             };
-            let w = MergeTreeWriter::new(
+            let mut w = MergeTreeWriter::new(
                 self.table.io().clone(),
                 schema,
                 Some(self.table.schema_history()),
@@ -185,10 +196,26 @@ impl TableWrite {
                 files,
                 dv,
             )?;
+            if let Some(foreign) = self.compacted_elsewhere(partition, bucket)? {
+                // Its compactions would be refused at commit (see `foreign_compaction`): the rows go to level 0
+                // for that engine's compactor, as a `write-only` writer's do, and other buckets still compact.
+                tracing::warn!(bucket, foreign, "another engine compacts this bucket: writing it without compacting");
+                w.set_write_only(true);
+            }
             let total_buckets = self.total_buckets(&key.0)?;
             self.writers.insert(key.clone(), BucketWriter { partition: partition.clone(), writer: w, total_buckets });
         }
         self.writers.get_mut(&key).map(|b| &mut b.writer).ok_or_else(|| Error::invalid("write", "writer vanished"))
+    }
+
+    /// For a writer of rows into a deletion-vector bucket: the latest COMPACT snapshot of another engine that
+    /// changed the bucket within the foreign-compaction window, if any.
+    fn compacted_elsewhere(&self, partition: &BinaryRow, bucket: i32) -> Result<Option<i64>> {
+        let Some(base) = &self.base else { return Ok(None) };
+        if self.purpose != WritePurpose::Rows || !self.table.schema().core_options().deletion_vectors_enabled()? {
+            return Ok(None);
+        }
+        crate::foreign_compaction::compacted_by_another_engine(&self.table, base, partition, bucket)
     }
 
     /// Moves the base to the latest snapshot.
@@ -435,25 +462,25 @@ impl TableWrite {
     /// Flushes, compacts and collects every bucket's changes (buckets in parallel). `full` adds a full
     /// compaction; `delete_ratio` rewrites files at least that deleted.
     pub fn prepare_commit_with(&mut self, full: bool, delete_ratio: Option<f64>) -> Result<Vec<CommitMessage>> {
-        self.prepare(full, delete_ratio, true)
+        self.prepare(Prepare::Compaction { full, delete_ratio })
     }
 
     /// Flushes and collects every bucket's changes without waiting for background compactions of
     /// merge-on-read buckets (they land in a later commit): what a writer that commits again and again wants.
     pub fn prepare_commit(&mut self) -> Result<Vec<CommitMessage>> {
-        self.prepare(false, None, false)
+        self.prepare(Prepare::Commit)
     }
 
     /// Like [`prepare_commit`](Self::prepare_commit), but waits for compaction, so nothing is left running:
     /// what a batch job's last commit wants (Paimon's batch writers wait for compaction at commit too).
     pub fn prepare_commit_waiting(&mut self) -> Result<Vec<CommitMessage>> {
-        self.prepare(false, None, true)
+        self.prepare(Prepare::Waiting)
     }
 
-    fn prepare(&mut self, full: bool, delete_ratio: Option<f64>, wait: bool) -> Result<Vec<CommitMessage>> {
+    fn prepare(&mut self, how: Prepare) -> Result<Vec<CommitMessage>> {
         let _span = tracing::info_span!("prepare_commit", buckets = self.writers.len()).entered();
         self.observe_landed_hash_indexes()?;
-        let results = self.prepare_buckets(full, delete_ratio, wait);
+        let results = self.prepare_buckets(how);
         // What buckets handed over is theirs no longer: keep it for the commit, even when another bucket
         // failed (then it waits for the next prepare, which retries the failed bucket).
         let mut first_error = None;
@@ -520,12 +547,7 @@ impl TableWrite {
     }
 
     /// Every open bucket's increment as a message (buckets in parallel), with each chunk's first error.
-    fn prepare_buckets(
-        &mut self,
-        full: bool,
-        delete_ratio: Option<f64>,
-        wait: bool,
-    ) -> Vec<(Vec<CommitMessage>, Option<Error>)> {
+    fn prepare_buckets(&mut self, how: Prepare) -> Vec<(Vec<CommitMessage>, Option<Error>)> {
         let paths = self.table.path_factory().clone();
         let mut writers: Vec<&mut BucketWriter> = self.writers.values_mut().collect();
         let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).max(1);
@@ -541,12 +563,13 @@ impl TableWrite {
                         let mut failed = None;
                         for entry in group.iter_mut() {
                             let BucketWriter { partition, writer: w, total_buckets } = &mut **entry;
-                            let inc = if full || delete_ratio.is_some() {
-                                w.prepare_commit_after(full, delete_ratio, || paths.new_index_file_name())
-                            } else if wait {
-                                w.prepare_commit_waiting(|| paths.new_index_file_name())
-                            } else {
-                                w.prepare_commit(|| paths.new_index_file_name())
+                            let name = || paths.new_index_file_name();
+                            let inc = match how {
+                                Prepare::Compaction { full, delete_ratio } => {
+                                    w.prepare_compaction(full, delete_ratio, name)
+                                }
+                                Prepare::Waiting => w.prepare_commit_waiting(name),
+                                Prepare::Commit => w.prepare_commit(name),
                             };
                             let inc = match inc {
                                 Ok(inc) => inc,
