@@ -134,15 +134,25 @@ fn strata_writes(path: &str, rng: &mut StdRng, round: usize, commits: usize, ful
 
 /// Rounds of Java writes and Strata writes and compactions on one table, every read checked by both.
 fn both_directions(format: &str, deletion_vectors: bool, seed: u64) {
+    both_directions_with(format, deletion_vectors, seed, json!({}));
+}
+
+/// [`both_directions`] on a table with the `extra` options too.
+fn both_directions_with(format: &str, deletion_vectors: bool, seed: u64, extra: Value) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db.db/t").to_str().unwrap().to_string();
-    let what = format!("{format}, deletion-vectors {deletion_vectors}");
+    let what = format!("{format}, deletion-vectors {deletion_vectors}, {extra}");
     let mut java = JavaPaimon::start();
+    let mut options =
+        json!({"bucket": "2", "file.format": format, "deletion-vectors.enabled": deletion_vectors.to_string()});
+    for (k, v) in extra.as_object().unwrap() {
+        options[k] = v.clone();
+    }
     java.call(&json!({
         "op": "create", "path": path,
         "columns": [["id", "BIGINT NOT NULL"], ["name", "STRING"], ["v", "BIGINT"]],
         "primary_keys": ["id"],
-        "options": {"bucket": "2", "file.format": format, "deletion-vectors.enabled": deletion_vectors.to_string()},
+        "options": options,
     }));
     let mut rng = StdRng::seed_from_u64(seed);
     let mut model = Model::new();
@@ -178,4 +188,9 @@ fn deletion_vector_orc_tables_pass_between_java_and_strata() {
 #[test]
 fn merge_on_read_tables_pass_between_java_and_strata() {
     both_directions("parquet", false, 3);
+}
+
+#[test]
+fn sixty_four_bit_deletion_vector_tables_pass_between_java_and_strata() {
+    both_directions_with("parquet", true, 4, json!({"deletion-vectors.bitmap64": "true"}));
 }
