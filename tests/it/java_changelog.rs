@@ -1,6 +1,6 @@
-//! Issue 51: Java Paimon 1.4.2's incremental changelog reads of a deletion-vector table with
-//! `changelog-producer = lookup` that Strata writes, against its reads of a twin table Java writes with the same
-//! commits. Java before 2.0 skips level-0 files in those reads of deletion-vector tables (Paimon #8712), and its
+//! Issues 51 and 52: Java Paimon 1.4.2's incremental changelog reads of tables Strata writes, against its reads
+//! of a twin table Java writes with the same commits: `changelog-producer = lookup` on a deletion-vector table
+//! and `input` on a merge-on-read one. Java before 2.0 skips level-0 files in those reads of deletion-vector tables (Paimon #8712), and its
 //! compactions record the changelog files they produce at their output level: Strata's must be found the same.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -27,12 +27,12 @@ fn commits() -> Vec<Commit> {
     ]
 }
 
-fn create(java: &mut JavaPaimon, path: &str) {
+fn create(java: &mut JavaPaimon, path: &str, options: &Value) {
     java.call(&json!({
         "op": "create", "path": path,
         "columns": [["id", "BIGINT NOT NULL"], ["v", "BIGINT"]],
         "primary_keys": ["id"],
-        "options": {"bucket": "2", "deletion-vectors.enabled": "true", "changelog-producer": "lookup"},
+        "options": options,
     }));
 }
 
@@ -49,15 +49,26 @@ fn changelog(java: &mut JavaPaimon, path: &str, from: i64, to: i64) -> Vec<Strin
 }
 
 #[test]
-fn java_reads_the_changelog_of_strata_writes_as_of_its_own() {
+fn java_reads_the_lookup_changelog_of_strata_writes_as_of_its_own() {
+    twins(json!({"bucket": "2", "deletion-vectors.enabled": "true", "changelog-producer": "lookup"}));
+}
+
+#[test]
+fn java_reads_the_input_changelog_of_strata_writes_as_of_its_own() {
+    twins(json!({"bucket": "2", "changelog-producer": "input"}));
+}
+
+/// The same commits into a table Strata writes and its twin Java writes, both with `options`; Java's
+/// incremental changelog read of each commit compared.
+fn twins(options: Value) {
     let mut java = JavaPaimon::start();
     let dir = tempfile::tempdir().unwrap();
     let (strata_path, java_path) = (
         dir.path().join("db.db/by_strata").to_str().unwrap().to_string(),
         dir.path().join("db.db/by_java").to_str().unwrap().to_string(),
     );
-    create(&mut java, &strata_path);
-    create(&mut java, &java_path);
+    create(&mut java, &strata_path, &options);
+    create(&mut java, &java_path, &options);
     let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
     let table = Table::open(io, &strata_path).unwrap();
     let mut writer = TableWriter::new(&table, "strata").unwrap();
@@ -77,7 +88,10 @@ fn java_reads_the_changelog_of_strata_writes_as_of_its_own() {
         let want = changelog(&mut java, &java_path, java_from, java_to);
         assert!(!want.is_empty(), "commit {n}: Java's own table has a changelog");
         let got = changelog(&mut java, &strata_path, strata_from, strata_to);
-        assert_eq!(got, want, "commit {n}: Java's changelog read of Strata's write ({strata_from}, {strata_to}]");
+        assert_eq!(
+            got, want,
+            "{options}, commit {n}: Java's changelog read of Strata's write ({strata_from}, {strata_to}]"
+        );
         (strata_from, java_from) = (strata_to, java_to);
     }
     java.call(&json!({"op": "close_writer", "writer": "app"}));

@@ -194,3 +194,10 @@ fn merge_on_read_tables_pass_between_java_and_strata() {
 fn sixty_four_bit_deletion_vector_tables_pass_between_java_and_strata() {
     both_directions_with("parquet", true, 4, json!({"deletion-vectors.bitmap64": "true"}));
 }
+
+#[test]
+fn dynamic_bucket_tables_pass_between_java_and_strata() {
+    let dynamic = json!({"bucket": "-1", "dynamic-bucket.target-row-num": "40"});
+    both_directions_with("parquet", true, 5, dynamic.clone());
+    both_directions_with("parquet", false, 6, dynamic);
+}

@@ -49,7 +49,9 @@ import org.apache.paimon.data.Timestamp;
 import org.apache.paimon.disk.IOManager;
 import org.apache.paimon.fs.Path;
 import org.apache.paimon.fs.local.LocalFileIO;
+import org.apache.paimon.index.HashBucketAssigner;
 import org.apache.paimon.manifest.ManifestEntry;
+import org.apache.paimon.options.ExpireConfig;
 import org.apache.paimon.schema.Schema;
 import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
@@ -58,7 +60,9 @@ import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.Obje
 import org.apache.paimon.table.FileStoreTable;
 import org.apache.paimon.table.FileStoreTableFactory;
 import org.apache.paimon.table.Table;
+import org.apache.paimon.table.BucketMode;
 import org.apache.paimon.table.sink.CommitMessage;
+import org.apache.paimon.table.sink.RowPartitionKeyExtractor;
 import org.apache.paimon.table.sink.StreamTableCommit;
 import org.apache.paimon.table.sink.StreamTableWrite;
 import org.apache.paimon.table.sink.StreamWriteBuilder;
@@ -78,13 +82,27 @@ public final class PaimonDriver {
         final FileStoreTable table;
         final StreamTableWrite write;
         final StreamTableCommit commit;
+        /** Dynamic-bucket tables: the assigner Flink's writers use (it reads the table's hash index). */
+        final HashBucketAssigner assigner;
+        final RowPartitionKeyExtractor extractor;
         long nextIdentifier = 1;
 
         Writer(FileStoreTable table, String tmp) {
             this.table = table;
-            StreamWriteBuilder builder = table.newStreamWriteBuilder().withCommitUser(UUID.randomUUID().toString());
+            String user = UUID.randomUUID().toString();
+            StreamWriteBuilder builder = table.newStreamWriteBuilder().withCommitUser(user);
             this.write = (StreamTableWrite) builder.newWrite().withIOManager(IOManager.create(tmp));
             this.commit = builder.newCommit();
+            if (table.bucketMode() == BucketMode.HASH_DYNAMIC) {
+                this.assigner = new HashBucketAssigner(table.snapshotManager(), user,
+                        table.store().newIndexFileHandler(), 1, 1, 0,
+                        table.coreOptions().dynamicBucketTargetRowNum(),
+                        table.coreOptions().dynamicBucketMaxBuckets());
+                this.extractor = new RowPartitionKeyExtractor(table.schema());
+            } else {
+                this.assigner = null;
+                this.extractor = null;
+            }
         }
 
         void close() {
@@ -157,6 +175,8 @@ public final class PaimonDriver {
                 return read(req);
             case "snapshot":
                 return snapshot(req);
+            case "expire":
+                return expire(req);
             case "close_writer":
                 Writer w = writers.remove(req.path("writer").asText());
                 if (w != null) {
@@ -228,13 +248,20 @@ public final class PaimonDriver {
         List<Integer> buckets = new ArrayList<>();
         for (JsonNode r : req.path("rows")) {
             GenericRow row = toRow(type, r);
-            BinaryRow partition = w.write.getPartition(row);
-            int bucket = w.write.getBucket(row);
+            BinaryRow partition;
+            int bucket;
+            if (w.assigner != null) {
+                partition = w.extractor.partition(row);
+                bucket = w.assigner.assign(partition, w.extractor.trimmedPrimaryKey(row).hashCode());
+            } else {
+                partition = w.write.getPartition(row);
+                bucket = w.write.getBucket(row);
+            }
             if (touched.add(partition + "/" + bucket)) {
                 partitions.add(partition.copy());
                 buckets.add(bucket);
             }
-            w.write.write(row);
+            w.write.write(row, bucket);
         }
         String compact = req.path("compact").asText("none");
         if (!compact.equals("none")) {
@@ -255,6 +282,9 @@ public final class PaimonDriver {
         try {
             List<CommitMessage> messages = w.write.prepareCommit(waitCompaction, id);
             w.commit.commit(id, messages);
+            if (w.assigner != null) {
+                w.assigner.prepareCommit(id);
+            }
         } catch (Throwable t) {
             writers.remove(req.path("writer").asText("default"));
             w.close();
@@ -311,6 +341,20 @@ public final class PaimonDriver {
         }
         ObjectNode out = JSON.createObjectNode();
         out.set("rows", rows);
+        return out;
+    }
+
+    /** {path, retain}: expires all but the latest `retain` snapshots, whatever their age; {expired: n}. */
+    private ObjectNode expire(JsonNode req) {
+        FileStoreTable table = open(req);
+        int retain = req.path("retain").asInt(1);
+        ExpireConfig config = ExpireConfig.builder()
+                .snapshotRetainMax(retain)
+                .snapshotRetainMin(retain)
+                .snapshotTimeRetain(java.time.Duration.ZERO)
+                .build();
+        ObjectNode out = JSON.createObjectNode();
+        out.put("expired", table.newExpireSnapshots().config(config).expire());
         return out;
     }
 
