@@ -25,6 +25,7 @@ mod incremental;
 mod incremental_oracles;
 mod ingest;
 mod java_changelog;
+mod java_evolution;
 mod java_expire;
 mod java_merge_engines;
 mod java_paimon;

@@ -53,6 +53,7 @@ import org.apache.paimon.index.HashBucketAssigner;
 import org.apache.paimon.manifest.ManifestEntry;
 import org.apache.paimon.options.ExpireConfig;
 import org.apache.paimon.schema.Schema;
+import org.apache.paimon.schema.SchemaChange;
 import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
@@ -175,6 +176,8 @@ public final class PaimonDriver {
                 return read(req);
             case "snapshot":
                 return snapshot(req);
+            case "alter":
+                return alter(req);
             case "expire":
                 return expire(req);
             case "close_writer":
@@ -191,22 +194,17 @@ public final class PaimonDriver {
     /** {path, columns: [[name, type]], primary_keys, partition_keys, options}: a new table by the catalog. */
     private ObjectNode create(JsonNode req) throws Exception {
         Path table = new Path(req.path("path").asText());
-        Path dbDir = table.getParent();
-        String db = dbDir.getName();
-        if (!db.endsWith(".db")) {
-            throw new IllegalArgumentException("a table path is <warehouse>/<db>.db/<table>: " + table);
-        }
-        db = db.substring(0, db.length() - 3);
+        Identifier id = identifier(table);
         Schema.Builder schema = Schema.newBuilder();
         for (JsonNode c : req.path("columns")) {
-            schema.column(c.get(0).asText(), DataTypeJsonParser.parseAtomicTypeSQLString(c.get(1).asText()));
+            schema.column(c.get(0).asText(), type(c.get(1).asText()));
         }
         schema.primaryKey(strings(req.path("primary_keys")));
         schema.partitionKeys(strings(req.path("partition_keys")));
         req.path("options").fields().forEachRemaining(e -> schema.option(e.getKey(), e.getValue().asText()));
-        try (Catalog catalog = CatalogFactory.createCatalog(CatalogContext.create(dbDir.getParent()))) {
-            catalog.createDatabase(db, true);
-            catalog.createTable(Identifier.create(db, table.getName()), schema.build(), false);
+        try (Catalog catalog = CatalogFactory.createCatalog(CatalogContext.create(table.getParent().getParent()))) {
+            catalog.createDatabase(id.getDatabaseName(), true);
+            catalog.createTable(id, schema.build(), false);
         }
         return JSON.createObjectNode();
     }
@@ -342,6 +340,51 @@ public final class PaimonDriver {
         ObjectNode out = JSON.createObjectNode();
         out.set("rows", rows);
         return out;
+    }
+
+    /**
+     * {path, changes: [["add", name, type] | ["rename", from, to] | ["type", name, type] | ["drop", name]]}:
+     * one schema change through the catalog, as an engine's ALTER TABLE makes it.
+     */
+    private ObjectNode alter(JsonNode req) throws Exception {
+        Path table = new Path(req.path("path").asText());
+        List<SchemaChange> changes = new ArrayList<>();
+        for (JsonNode c : req.path("changes")) {
+            String what = c.get(0).asText();
+            switch (what) {
+                case "add":
+                    changes.add(SchemaChange.addColumn(c.get(1).asText(), type(c.get(2).asText())));
+                    break;
+                case "rename":
+                    changes.add(SchemaChange.renameColumn(c.get(1).asText(), c.get(2).asText()));
+                    break;
+                case "type":
+                    changes.add(SchemaChange.updateColumnType(c.get(1).asText(), type(c.get(2).asText())));
+                    break;
+                case "drop":
+                    changes.add(SchemaChange.dropColumn(c.get(1).asText()));
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown schema change " + what);
+            }
+        }
+        try (Catalog catalog = CatalogFactory.createCatalog(CatalogContext.create(table.getParent().getParent()))) {
+            catalog.alterTable(identifier(table), changes, false);
+        }
+        return JSON.createObjectNode();
+    }
+
+    private static DataType type(String sql) {
+        return DataTypeJsonParser.parseAtomicTypeSQLString(sql);
+    }
+
+    /** The catalog identifier of the table at `table` (<warehouse>/<db>.db/<table>). */
+    private static Identifier identifier(Path table) {
+        String db = table.getParent().getName();
+        if (!db.endsWith(".db")) {
+            throw new IllegalArgumentException("a table path is <warehouse>/<db>.db/<table>: " + table);
+        }
+        return Identifier.create(db.substring(0, db.length() - 3), table.getName());
     }
 
     /** {path, retain}: expires all but the latest `retain` snapshots, whatever their age; {expired: n}. */
