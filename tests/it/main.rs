@@ -31,6 +31,7 @@ mod java_merge_engines;
 mod java_paimon;
 mod java_partitions;
 mod java_races;
+mod java_tags;
 mod lookup_wrapper;
 mod lsm_model;
 mod maintenance;

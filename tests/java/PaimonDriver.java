@@ -180,6 +180,8 @@ public final class PaimonDriver {
                 return alter(req);
             case "expire":
                 return expire(req);
+            case "tag":
+                return tag(req);
             case "close_writer":
                 Writer w = writers.remove(req.path("writer").asText());
                 if (w != null) {
@@ -385,6 +387,18 @@ public final class PaimonDriver {
             throw new IllegalArgumentException("a table path is <warehouse>/<db>.db/<table>: " + table);
         }
         return Identifier.create(db.substring(0, db.length() - 3), table.getName());
+    }
+
+    /** {path, name, snapshot}: tags `snapshot` (the latest when absent) as `name`. */
+    private ObjectNode tag(JsonNode req) {
+        FileStoreTable table = open(req);
+        String name = req.path("name").asText();
+        if (req.hasNonNull("snapshot")) {
+            table.createTag(name, req.get("snapshot").asLong());
+        } else {
+            table.createTag(name);
+        }
+        return JSON.createObjectNode();
     }
 
     /** {path, retain}: expires all but the latest `retain` snapshots, whatever their age; {expired: n}. */
