@@ -296,3 +296,43 @@ fn twenty_rounds_of_a_write_only_java_writer_and_strata_as_its_compactor_lose_no
     }
     java.call(&json!({"op": "close_writer", "writer": "app"}));
 }
+
+/// The reverse: Strata's writer kept open on a table with `write-only = true` commits every round, Java's
+/// dedicated compaction (its writer opened with `write-only = false`, as Paimon's compact action does)
+/// compacts after it; both read the model after every compaction.
+#[test]
+fn twenty_rounds_of_a_write_only_strata_writer_and_java_as_its_compactor_lose_nothing() {
+    let mut java = JavaPaimon::start();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db.db/t").to_str().unwrap().to_string();
+    java.call(&json!({
+        "op": "create", "path": path,
+        "columns": [["id", "BIGINT NOT NULL"], ["name", "STRING"], ["v", "BIGINT"]],
+        "primary_keys": ["id"],
+        "options": {"bucket": "2", "deletion-vectors.enabled": "true", "write-only": "true"},
+    }));
+    let mut rng = StdRng::seed_from_u64(54);
+    let mut model = Model::new();
+    let t = open(&path);
+    let mut w = TableWriter::new(&t, "strata-app").unwrap();
+    for round in 0..20 {
+        for _ in 0..rng.random_range(20..80) {
+            match random_op(&mut rng, round, &mut model) {
+                (id, None) => w.delete(vec![Some(Datum::BigInt(id))]).unwrap(),
+                (id, Some((name, v))) => {
+                    w.put(vec![Some(Datum::BigInt(id)), name.map(Datum::String), v.map(Datum::BigInt)]).unwrap()
+                }
+            }
+        }
+        w.commit().unwrap().expect("the write lands");
+        let latest = t.snapshot(None).unwrap().unwrap();
+        assert!(t.live_files(&latest).unwrap().iter().any(|e| e.file.level == 0), "a write-only write");
+        let compaction = json!({
+            "op": "compact", "path": path, "writer": "compactor", "options": {"write-only": "false"},
+            "full": round % 4 == 3,
+        });
+        java.call(&compaction);
+        java.call(&json!({"op": "close_writer", "writer": "compactor"}));
+        both_read(&mut java, &path, &format!("round {round}"), &model);
+    }
+}
