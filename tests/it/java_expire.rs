@@ -2,51 +2,18 @@
 //! file the other's snapshots still need, and both go on reading, writing and compacting exactly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
-use serde_json::{json, Value};
-use strata::spec::Datum;
+use rand::SeedableRng;
+use serde_json::json;
 use strata::table::{expire_snapshots, remove_orphan_files, ExpireOptions};
-use strata::{FileIO, LocalFileIO, Table, TableWriter};
+use strata::TableWriter;
 
-use super::java_paimon::{java_rows, random_op, same, strata_read, Model};
+use super::java_paimon::{
+    java_random_commit, java_rows, open_after_java, same, strata_random_commit, strata_read, Model,
+};
 use crate::common::java::JavaPaimon;
-
-fn open(path: &str) -> Table {
-    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
-    let mut t = Table::open(io, path).unwrap();
-    // Java's writers are closed between rounds: Strata may compact after them.
-    t.set_foreign_compaction_window(Duration::ZERO);
-    t
-}
-
-fn java_commit(java: &mut JavaPaimon, path: &str, rng: &mut StdRng, round: usize, model: &mut Model) {
-    let rows: Vec<Value> = (0..rng.random_range(20..60))
-        .map(|_| match random_op(rng, round, model) {
-            (id, None) => json!({"id": id, "_kind": "-D"}),
-            (id, Some((name, v))) => json!({"id": id, "name": name, "v": v}),
-        })
-        .collect();
-    java.call(&json!({"op": "write", "path": path, "writer": "app", "rows": rows, "compact": "minor"}));
-    java.call(&json!({"op": "close_writer", "writer": "app"}));
-}
-
-fn strata_commit(path: &str, rng: &mut StdRng, round: usize, model: &mut Model) {
-    let t = open(path);
-    let mut w = TableWriter::new(&t, "strata").unwrap();
-    for _ in 0..rng.random_range(20..60) {
-        match random_op(rng, round, model) {
-            (id, None) => w.delete(vec![Some(Datum::BigInt(id))]).unwrap(),
-            (id, Some((name, v))) => {
-                w.put(vec![Some(Datum::BigInt(id)), name.map(Datum::String), v.map(Datum::BigInt)]).unwrap()
-            }
-        }
-    }
-    w.commit().unwrap();
-}
 
 fn expire_by_both(deletion_vectors: bool, seed: u64) {
     let mut java = JavaPaimon::start();
@@ -62,15 +29,15 @@ fn expire_by_both(deletion_vectors: bool, seed: u64) {
     let mut model = Model::new();
     for round in 0..4 {
         for _ in 0..3 {
-            java_commit(&mut java, &path, &mut rng, round, &mut model);
-            strata_commit(&path, &mut rng, round, &mut model);
+            java_random_commit(&mut java, &path, &mut rng, round, 20..60, &mut model);
+            strata_random_commit(&path, &mut rng, round, 20..60, &mut model);
         }
-        TableWriter::new(&open(&path), "strata").unwrap().compact(round % 2 == 1).unwrap();
+        TableWriter::new(&open_after_java(&path), "strata").unwrap().compact(round % 2 == 1).unwrap();
         if round % 2 == 0 {
             let opts = ExpireOptions { retain_min: 2, retain_max: 2, time_retained: Duration::ZERO, dry_run: false };
-            let report = expire_snapshots(&open(&path), &opts).unwrap();
+            let report = expire_snapshots(&open_after_java(&path), &opts).unwrap();
             assert!(!report.snapshots.is_empty(), "Strata expired nothing");
-            remove_orphan_files(&open(&path), Duration::ZERO, false).unwrap();
+            remove_orphan_files(&open_after_java(&path), Duration::ZERO, false).unwrap();
         } else {
             let expired = java.call(&json!({"op": "expire", "path": path, "retain": 2}))["expired"].as_i64();
             assert!(expired.unwrap() > 0, "Java expired nothing");

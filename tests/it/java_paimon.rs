@@ -13,6 +13,7 @@
 use crate::common;
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -95,16 +96,71 @@ pub(crate) fn random_op(rng: &mut StdRng, round: usize, model: &mut Model) -> (i
     (id, Some((name, v)))
 }
 
+/// A random number (from `rows`) of random operations as the Java driver's rows, applied to the model.
+pub(crate) fn random_java_rows(rng: &mut StdRng, round: usize, rows: Range<usize>, model: &mut Model) -> Vec<Value> {
+    (0..rng.random_range(rows))
+        .map(|_| match random_op(rng, round, model) {
+            (id, None) => json!({"id": id, "_kind": "-D"}),
+            (id, Some((name, v))) => json!({"id": id, "name": name, "v": v}),
+        })
+        .collect()
+}
+
+/// A random number (from `rows`) of random operations put or deleted through `w`, applied to the model.
+pub(crate) fn random_strata_ops(
+    w: &mut TableWriter,
+    rng: &mut StdRng,
+    round: usize,
+    rows: Range<usize>,
+    model: &mut Model,
+) {
+    for _ in 0..rng.random_range(rows) {
+        match random_op(rng, round, model) {
+            (id, None) => w.delete(vec![Some(Datum::BigInt(id))]).unwrap(),
+            (id, Some((name, v))) => {
+                w.put(vec![Some(Datum::BigInt(id)), name.map(Datum::String), v.map(Datum::BigInt)]).unwrap()
+            }
+        }
+    }
+}
+
+/// The table at `path`, opened to write and compact after Java's writers have stopped: they are closed
+/// between rounds, so Strata may compact the buckets they compacted a moment ago (java_races has what
+/// happens beside one still running).
+pub(crate) fn open_after_java(path: &str) -> Table {
+    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
+    let mut t = Table::open(io, path).unwrap();
+    t.set_foreign_compaction_window(std::time::Duration::ZERO);
+    t
+}
+
+/// Java's writer "app" commits a random number (from `rows`) of random operations with its compaction,
+/// then is closed.
+pub(crate) fn java_random_commit(
+    java: &mut JavaPaimon,
+    path: &str,
+    rng: &mut StdRng,
+    round: usize,
+    rows: Range<usize>,
+    model: &mut Model,
+) {
+    let rows = random_java_rows(rng, round, rows, model);
+    java.call(&json!({"op": "write", "path": path, "writer": "app", "rows": rows, "compact": "minor"}));
+    java.call(&json!({"op": "close_writer", "writer": "app"}));
+}
+
+/// Strata commits a random number (from `rows`) of random operations.
+pub(crate) fn strata_random_commit(path: &str, rng: &mut StdRng, round: usize, rows: Range<usize>, model: &mut Model) {
+    let mut w = TableWriter::new(&open_after_java(path), "strata").unwrap();
+    random_strata_ops(&mut w, rng, round, rows, model);
+    w.commit().unwrap();
+}
+
 /// Java's writer `writer` commits `commits` commits of random operations, waiting for the compaction each
 /// write starts (deletion-vector tables show level 0 only once compacted).
 fn java_writes(java: &mut JavaPaimon, path: &str, rng: &mut StdRng, round: usize, commits: usize, model: &mut Model) {
     for _ in 0..commits {
-        let rows: Vec<Value> = (0..rng.random_range(20..120))
-            .map(|_| match random_op(rng, round, model) {
-                (id, None) => json!({"id": id, "_kind": "-D"}),
-                (id, Some((name, v))) => json!({"id": id, "name": name, "v": v}),
-            })
-            .collect();
+        let rows = random_java_rows(rng, round, 20..120, model);
         java.call(&json!({"op": "write", "path": path, "writer": "app", "rows": rows, "compact": "minor"}));
     }
     java.call(&json!({"op": "close_writer", "writer": "app"}));
@@ -112,21 +168,9 @@ fn java_writes(java: &mut JavaPaimon, path: &str, rng: &mut StdRng, round: usize
 
 /// Strata commits `commits` commits of random operations, then compacts (fully when `full`).
 fn strata_writes(path: &str, rng: &mut StdRng, round: usize, commits: usize, full: bool, model: &mut Model) {
-    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
-    let mut t = Table::open(io, path).unwrap();
-    // Java's writer of the round is closed: Strata may compact the buckets it compacted a moment ago
-    // (java_races has what happens beside one still running).
-    t.set_foreign_compaction_window(std::time::Duration::ZERO);
-    let mut w = TableWriter::new(&t, "strata").unwrap();
+    let mut w = TableWriter::new(&open_after_java(path), "strata").unwrap();
     for _ in 0..commits {
-        for _ in 0..rng.random_range(20..120) {
-            match random_op(rng, round, model) {
-                (id, None) => w.delete(vec![Some(Datum::BigInt(id))]).unwrap(),
-                (id, Some((name, v))) => {
-                    w.put(vec![Some(Datum::BigInt(id)), name.map(Datum::String), v.map(Datum::BigInt)]).unwrap()
-                }
-            }
-        }
+        random_strata_ops(&mut w, rng, round, 20..120, model);
         w.commit().unwrap();
     }
     w.compact(full).unwrap();

@@ -13,13 +13,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use serde_json::{json, Value};
 use strata::spec::{Datum, ErrorKind};
 use strata::table::{inspect, repair_deletion_vectors};
 use strata::{FileIO, LocalFileIO, Table, TableWriter};
 
-use super::java_paimon::{java_rows, random_op, same, strata_read, Model};
+use super::java_paimon::{java_rows, random_java_rows, random_strata_ops, same, strata_read, Model};
 use crate::common::java::JavaPaimon;
 
 /// A deletion-vector table (parquet) of `buckets` buckets, created by Java.
@@ -217,12 +217,7 @@ fn twenty_rounds_beside_a_compacting_java_writer_lose_nothing() {
     let mut model = Model::new();
     let mut refused = 0;
     for round in 0..20 {
-        let rows: Vec<Value> = (0..rng.random_range(20..80))
-            .map(|_| match random_op(&mut rng, round, &mut model) {
-                (id, None) => json!({"id": id, "_kind": "-D"}),
-                (id, Some((name, v))) => json!({"id": id, "name": name, "v": v}),
-            })
-            .collect();
+        let rows = random_java_rows(&mut rng, round, 20..80, &mut model);
         java.call(&json!({"op": "write", "path": path, "writer": "app", "rows": rows, "compact": "minor"}));
         match strata_compact(&path, round % 3 == 0, None) {
             Err(e) if e.kind() == ErrorKind::Conflict => refused += 1,
@@ -254,14 +249,7 @@ fn twenty_rounds_of_strata_writes_beside_a_java_compaction_job_lose_nothing() {
     let t = open(&path);
     let mut w = TableWriter::new(&t, "strata-app").unwrap();
     for round in 0..20 {
-        for _ in 0..rng.random_range(20..80) {
-            match random_op(&mut rng, round, &mut model) {
-                (id, None) => w.delete(vec![Some(Datum::BigInt(id))]).unwrap(),
-                (id, Some((name, v))) => {
-                    w.put(vec![Some(Datum::BigInt(id)), name.map(Datum::String), v.map(Datum::BigInt)]).unwrap()
-                }
-            }
-        }
+        random_strata_ops(&mut w, &mut rng, round, 20..80, &mut model);
         w.commit().unwrap().expect("the write lands");
         java.call(&json!({"op": "compact", "path": path, "writer": "compactor", "full": round % 4 == 3}));
         java.call(&json!({"op": "close_writer", "writer": "compactor"}));
@@ -280,12 +268,7 @@ fn twenty_rounds_of_a_write_only_java_writer_and_strata_as_its_compactor_lose_no
     let mut rng = StdRng::seed_from_u64(53);
     let mut model = Model::new();
     for round in 0..20 {
-        let rows: Vec<Value> = (0..rng.random_range(20..80))
-            .map(|_| match random_op(&mut rng, round, &mut model) {
-                (id, None) => json!({"id": id, "_kind": "-D"}),
-                (id, Some((name, v))) => json!({"id": id, "name": name, "v": v}),
-            })
-            .collect();
+        let rows = random_java_rows(&mut rng, round, 20..80, &mut model);
         java.call(&json!({
             "op": "write", "path": path, "writer": "app", "options": {"write-only": "true"}, "rows": rows,
             "compact": "none",
@@ -316,14 +299,7 @@ fn twenty_rounds_of_a_write_only_strata_writer_and_java_as_its_compactor_lose_no
     let t = open(&path);
     let mut w = TableWriter::new(&t, "strata-app").unwrap();
     for round in 0..20 {
-        for _ in 0..rng.random_range(20..80) {
-            match random_op(&mut rng, round, &mut model) {
-                (id, None) => w.delete(vec![Some(Datum::BigInt(id))]).unwrap(),
-                (id, Some((name, v))) => {
-                    w.put(vec![Some(Datum::BigInt(id)), name.map(Datum::String), v.map(Datum::BigInt)]).unwrap()
-                }
-            }
-        }
+        random_strata_ops(&mut w, &mut rng, round, 20..80, &mut model);
         w.commit().unwrap().expect("the write lands");
         let latest = t.snapshot(None).unwrap().unwrap();
         assert!(t.live_files(&latest).unwrap().iter().any(|e| e.file.level == 0), "a write-only write");

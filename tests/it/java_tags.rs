@@ -3,54 +3,22 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
-use serde_json::{json, Value};
-use strata::spec::Datum;
+use rand::SeedableRng;
+use serde_json::json;
 use strata::table::{create_tag, expire_snapshots, read_builder, ExpireOptions};
-use strata::{FileIO, LocalFileIO, Table, TableWriter};
+use strata::TableWriter;
 
-use super::java_paimon::{java_rows, random_op, same, strata_rows, Model};
+use super::java_paimon::{
+    java_random_commit, java_rows, open_after_java, same, strata_random_commit, strata_rows, Model,
+};
 use crate::common::java::JavaPaimon;
-
-fn open(path: &str) -> Table {
-    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
-    let mut t = Table::open(io, path).unwrap();
-    t.set_foreign_compaction_window(Duration::ZERO);
-    t
-}
 
 fn strata_read_tag(path: &str, tag: &str) -> Model {
     let options = BTreeMap::from([("scan.tag-name".to_string(), tag.to_string())]);
-    strata_rows(&read_builder(&open(path), &options).unwrap().read().unwrap().batches)
-}
-
-fn java_commit(java: &mut JavaPaimon, path: &str, rng: &mut StdRng, round: usize, model: &mut Model) {
-    let rows: Vec<Value> = (0..rng.random_range(30..80))
-        .map(|_| match random_op(rng, round, model) {
-            (id, None) => json!({"id": id, "_kind": "-D"}),
-            (id, Some((name, v))) => json!({"id": id, "name": name, "v": v}),
-        })
-        .collect();
-    java.call(&json!({"op": "write", "path": path, "writer": "app", "rows": rows, "compact": "minor"}));
-    java.call(&json!({"op": "close_writer", "writer": "app"}));
-}
-
-fn strata_commit(path: &str, rng: &mut StdRng, round: usize, model: &mut Model) {
-    let t = open(path);
-    let mut w = TableWriter::new(&t, "strata").unwrap();
-    for _ in 0..rng.random_range(30..80) {
-        match random_op(rng, round, model) {
-            (id, None) => w.delete(vec![Some(Datum::BigInt(id))]).unwrap(),
-            (id, Some((name, v))) => {
-                w.put(vec![Some(Datum::BigInt(id)), name.map(Datum::String), v.map(Datum::BigInt)]).unwrap()
-            }
-        }
-    }
-    w.commit().unwrap();
+    strata_rows(&read_builder(&open_after_java(path), &options).unwrap().read().unwrap().batches)
 }
 
 fn tags_by_both(deletion_vectors: bool, seed: u64) {
@@ -65,22 +33,22 @@ fn tags_by_both(deletion_vectors: bool, seed: u64) {
     }));
     let mut rng = StdRng::seed_from_u64(seed);
     let mut model = Model::new();
-    java_commit(&mut java, &path, &mut rng, 0, &mut model);
-    strata_commit(&path, &mut rng, 0, &mut model);
+    java_random_commit(&mut java, &path, &mut rng, 0, 30..80, &mut model);
+    strata_random_commit(&path, &mut rng, 0, 30..80, &mut model);
     java.call(&json!({"op": "tag", "path": path, "name": "by-java"}));
     let at_java_tag = model.clone();
-    strata_commit(&path, &mut rng, 1, &mut model);
-    java_commit(&mut java, &path, &mut rng, 1, &mut model);
-    create_tag(&open(&path), "by-strata", None, None).unwrap();
+    strata_random_commit(&path, &mut rng, 1, 30..80, &mut model);
+    java_random_commit(&mut java, &path, &mut rng, 1, 30..80, &mut model);
+    create_tag(&open_after_java(&path), "by-strata", None, None).unwrap();
     let at_strata_tag = model.clone();
     for round in 2..4 {
-        java_commit(&mut java, &path, &mut rng, round, &mut model);
-        strata_commit(&path, &mut rng, round, &mut model);
+        java_random_commit(&mut java, &path, &mut rng, round, 30..80, &mut model);
+        strata_random_commit(&path, &mut rng, round, 30..80, &mut model);
     }
-    TableWriter::new(&open(&path), "strata").unwrap().compact(true).unwrap();
+    TableWriter::new(&open_after_java(&path), "strata").unwrap().compact(true).unwrap();
     java.call(&json!({"op": "expire", "path": path, "retain": 1}));
     let opts = ExpireOptions { retain_min: 1, retain_max: 1, time_retained: Duration::ZERO, dry_run: false };
-    expire_snapshots(&open(&path), &opts).unwrap();
+    expire_snapshots(&open_after_java(&path), &opts).unwrap();
 
     let what = format!("deletion-vectors {deletion_vectors}");
     for (tag, want) in [("by-java", &at_java_tag), ("by-strata", &at_strata_tag)] {

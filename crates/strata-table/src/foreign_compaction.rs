@@ -76,7 +76,7 @@ pub(crate) fn refuse_beside_foreign_compactor(
     if compacted.is_empty() || window.is_zero() {
         return Ok(());
     }
-    let since = now_millis.saturating_sub(i64::try_from(window.as_millis()).unwrap_or(i64::MAX));
+    let since = window_start(now_millis, window);
     let mut found = foreign_compactions_since(snapshots, manifests, latest, since)?;
     found.sort_by_key(|f| std::cmp::Reverse(f.snapshot));
     for f in &found {
@@ -113,9 +113,14 @@ pub(crate) fn compacted_by_another_engine(
     if window.is_zero() {
         return Ok(None);
     }
-    let since = crate::now_millis().saturating_sub(i64::try_from(window.as_millis()).unwrap_or(i64::MAX));
+    let since = window_start(crate::now_millis(), window);
     let found = foreign_compactions_since(table.snapshot_manager(), &table.manifest_store()?, latest, since)?;
     Ok(found.iter().filter(|f| f.buckets.iter().any(|(p, b)| p == partition && *b == bucket)).map(|f| f.snapshot).max())
+}
+
+/// The commit time from which a foreign compaction counts: `window` before `now_millis`.
+fn window_start(now_millis: i64, window: Duration) -> i64 {
+    now_millis.saturating_sub(i64::try_from(window.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// The foreign compactions committed at or after `since_millis`, up to `latest`.
