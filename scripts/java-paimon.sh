@@ -1,28 +1,43 @@
 #!/usr/bin/env bash
-# Prepares the Java reference oracle (tests/java/PaimonDriver.java on Paimon 1.4.2) and prints the classpath
-# to start it with: `java -cp "$(bash scripts/java-paimon.sh)" PaimonDriver`. The first run resolves the
-# jars of tests/java/pom.xml through Maven (about 110 MB into ~/.m2, from Maven Central) and writes the
-# classpath into the cache (~/.cache/strata/java-paimon-1.4.2, or STRATA_JAVA_CACHE); the driver is compiled
-# there once per version of its source. Later runs only print. Needs a JDK (17 or later) and Maven.
+# Prepares a Java oracle and prints the classpath to start it with:
+#   `java -cp "$(bash scripts/java-paimon.sh)" PaimonDriver`  the reference, tests/java/PaimonDriver.java on
+#                                                              Paimon 1.4.2 (about 110 MB of jars);
+#   `java -cp "$(bash scripts/java-paimon.sh spark)" SparkDriver`  Spark SQL 3.5.2 with paimon-spark-3.5 0.9.0,
+#                                                              tests/spark/SparkDriver.java (about 320 MB);
+#   `java -cp "$(bash scripts/java-paimon.sh bench)" PaimonBench ...`  Java's side of scripts/bench-java.sh,
+#                                                              benches/java/PaimonBench.java on Paimon 1.4.2.
+# The first run resolves the jars of the driver's pom.xml through Maven (into ~/.m2, from Maven Central) and
+# writes the classpath into the cache (~/.cache/strata/<oracle>, or STRATA_JAVA_CACHE with the oracle's name
+# appended); the driver is compiled there once per version of its source. Later runs only print. Needs a JDK
+# (17 or later) and Maven.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cache="${STRATA_JAVA_CACHE:-$HOME/.cache/strata/java-paimon-1.4.2}"
+paimon_jars="Paimon 1.4.2's jars (about 110 MB)"
+case "${1:-paimon}" in
+  paimon) pom=tests/java/pom.xml; src=tests/java/PaimonDriver.java; name=java-paimon-1.4.2; what=$paimon_jars ;;
+  bench) pom=tests/java/pom.xml; src=benches/java/PaimonBench.java; name=java-paimon-1.4.2; what=$paimon_jars ;;
+  spark) pom=tests/spark/pom.xml; src=tests/spark/SparkDriver.java; name=spark-3.5.2-paimon-0.9.0
+         what="Spark 3.5.2's and paimon-spark-3.5 0.9.0's jars (about 320 MB)" ;;
+  *) echo "usage: $0 [paimon|bench|spark]" >&2; exit 2 ;;
+esac
+main="$(basename "$src" .java)"
+cache="${STRATA_JAVA_CACHE:-$HOME/.cache/strata}/$name"
 mkdir -p "$cache"
 # Test threads that start drivers at once wait here for the one that prepares.
 exec 9>"$cache/.lock"
 flock 9
 if [ ! -s "$cache/classpath.txt" ]; then
-  echo "strata tests: resolving Paimon 1.4.2's jars with Maven (once; about 110 MB)" >&2
-  mvn -q -B -f tests/java/pom.xml dependency:build-classpath -Dmdep.outputFile="$cache/classpath.tmp" >&2
+  echo "strata tests: resolving $what with Maven (once)" >&2
+  mvn -q -B -f "$pom" dependency:build-classpath -Dmdep.outputFile="$cache/classpath.tmp" >&2
   mv "$cache/classpath.tmp" "$cache/classpath.txt"
 fi
 jars="$(cat "$cache/classpath.txt")"
-hash="$(sha256sum tests/java/PaimonDriver.java | cut -c1-16)"
-classes="$cache/classes-$hash"
-if [ ! -f "$classes/PaimonDriver.class" ]; then
+hash="$(sha256sum "$src" | cut -c1-16)"
+classes="$cache/classes-$main-$hash"
+if [ ! -f "$classes/$main.class" ]; then
   rm -rf "$classes.tmp"
   mkdir -p "$classes.tmp"
-  javac -nowarn -d "$classes.tmp" -cp "$jars" tests/java/PaimonDriver.java >&2
+  javac -nowarn -d "$classes.tmp" -cp "$jars" "$src" >&2
   mv "$classes.tmp" "$classes"
 fi
 echo "$classes:$jars"

@@ -18,9 +18,9 @@ use strata::{FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
 use crate::common::java::JavaPaimon;
 
 /// (partition value, id) -> v.
-type Rows = BTreeMap<(Option<String>, i64), i64>;
+pub(crate) type Rows = BTreeMap<(Option<String>, i64), i64>;
 
-const PARTITIONS: &[Option<&str>] =
+pub(crate) const PARTITIONS: &[Option<&str>] =
     &[Some("plain"), Some("a b"), Some("x/y"), Some("k=v"), Some("50%"), Some("c:d#e"), Some("ünï"), Some("")];
 
 fn java_rows(rows: &[Value]) -> Rows {
@@ -32,7 +32,7 @@ fn java_rows(rows: &[Value]) -> Rows {
     out
 }
 
-fn strata_rows(path: &str) -> Rows {
+pub(crate) fn strata_rows(path: &str) -> Rows {
     let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
     let t = Table::open(io, path).unwrap();
     let mut out = Rows::new();

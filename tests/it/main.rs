@@ -55,6 +55,7 @@ mod rollback;
 mod s3;
 mod schema_alter;
 mod schema_evolution;
+mod spark_sql;
 mod strata_files_pypaimon;
 mod table_api;
 mod tags;

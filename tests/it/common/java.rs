@@ -13,18 +13,80 @@ use std::sync::OnceLock;
 
 use serde_json::{json, Value};
 
-/// The driver's classpath (scripts/java-paimon.sh, run once per test process).
-fn classpath() -> String {
-    static CP: OnceLock<String> = OnceLock::new();
-    CP.get_or_init(|| {
-        super::prepared_by(
-            "scripts/java-paimon.sh",
-            "could not prepare the Java Paimon 1.4.2 driver (needs a JDK, Maven and Maven Central once; the \
-             script's output is above)",
-        )
-    })
-    .clone()
+/// Which Java oracle a driver runs.
+#[derive(Clone, Copy)]
+pub(crate) enum Oracle {
+    /// tests/java/PaimonDriver.java on Paimon 1.4.2.
+    Paimon,
+    /// tests/spark/SparkDriver.java: Spark SQL 3.5.2 with paimon-spark-3.5 0.9.0 (common::spark).
+    Spark,
 }
+
+impl Oracle {
+    fn main_class(self) -> &'static str {
+        match self {
+            Oracle::Paimon => "PaimonDriver",
+            Oracle::Spark => "SparkDriver",
+        }
+    }
+
+    /// The oracle's classpath (scripts/java-paimon.sh, run once per oracle and test process).
+    fn classpath(self) -> String {
+        static PAIMON: OnceLock<String> = OnceLock::new();
+        static SPARK: OnceLock<String> = OnceLock::new();
+        let (cell, arg) = match self {
+            Oracle::Paimon => (&PAIMON, "paimon"),
+            Oracle::Spark => (&SPARK, "spark"),
+        };
+        cell.get_or_init(|| {
+            super::prepared_by(
+                &["scripts/java-paimon.sh", arg],
+                "could not prepare the Java oracle (needs a JDK, Maven and Maven Central once; the script's \
+                 output is above)",
+            )
+        })
+        .clone()
+    }
+
+    /// JVM options besides the classpath.
+    fn jvm_options(self) -> Vec<&'static str> {
+        match self {
+            // A test's tables are small: a quick start matters more than peak speed.
+            Oracle::Paimon => vec!["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m"],
+            // What Spark's launcher adds on Java 17 (its JavaModuleOptions); timestamps read in UTC.
+            Oracle::Spark => {
+                let mut options = vec![
+                    "-Xmx1g",
+                    "-XX:+UseSerialGC",
+                    "-Xss4m",
+                    "-Duser.timezone=UTC",
+                    "-Djdk.reflect.useDirectMethodHandle=false",
+                    "-XX:+IgnoreUnrecognizedVMOptions",
+                ];
+                options.extend(SPARK_OPENS);
+                options
+            }
+        }
+    }
+}
+
+/// The packages Spark 3.5 reaches into by reflection, opened as its launcher does.
+const SPARK_OPENS: [&str; 14] = [
+    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/java.net=ALL-UNNAMED",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.util=ALL-UNNAMED",
+    "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+    "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED",
+    "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
+    "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
+    "--add-opens=java.security.jgss/sun.security.krb5=ALL-UNNAMED",
+];
 
 /// One JVM running the driver; dropped, it is told to stop (its named writers close) and waited for.
 pub(crate) struct JavaPaimon {
@@ -38,6 +100,11 @@ impl JavaPaimon {
     /// Starts a driver; its stderr (Paimon's log, stack traces of failed commands) goes to a file that a
     /// failed call quotes.
     pub(crate) fn start() -> JavaPaimon {
+        JavaPaimon::start_oracle(Oracle::Paimon)
+    }
+
+    /// Starts the driver of `oracle`.
+    pub(crate) fn start_oracle(oracle: Oracle) -> JavaPaimon {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let log = std::env::temp_dir().join(format!(
             "strata-java-paimon-{}-{}.log",
@@ -45,10 +112,10 @@ impl JavaPaimon {
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));
         let mut child = Command::new("java")
-            // A test's tables are small: a quick start matters more than peak speed.
-            .args(["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m", "-cp"])
-            .arg(classpath())
-            .arg("PaimonDriver")
+            .args(oracle.jvm_options())
+            .arg("-cp")
+            .arg(oracle.classpath())
+            .arg(oracle.main_class())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(File::create(&log).unwrap())

@@ -19,7 +19,7 @@ pub(crate) fn pypaimon_python() -> PathBuf {
     static PY: OnceLock<PathBuf> = OnceLock::new();
     PY.get_or_init(|| {
         PathBuf::from(prepared_by(
-            "scripts/pypaimon-venv.sh",
+            &["scripts/pypaimon-venv.sh"],
             "could not create the oracle virtualenv with pypaimon 2.1.0 and pypaimon-rust 0.4.0 (needs PyPI; \
              pip's output is above)",
         ))
@@ -27,15 +27,17 @@ pub(crate) fn pypaimon_python() -> PathBuf {
     .clone()
 }
 
-/// What the preparing script `script` prints (its stdout, trimmed); its stderr (a first run's progress, its
-/// errors) goes straight to the terminal. Panics with `failed` when the script fails: a test that needs what
-/// it prepares fails rather than passing unchecked. Callers keep the answer in a `OnceLock`.
-pub(crate) fn prepared_by(script: &str, failed: &str) -> String {
+/// What the preparing script `script[0]` (with arguments `script[1..]`) prints (its stdout, trimmed); its
+/// stderr (a first run's progress, its errors) goes straight to the terminal. Panics with `failed` when the
+/// script fails: a test that needs what it prepares fails rather than passing unchecked. Callers keep the
+/// answer in a `OnceLock`.
+pub(crate) fn prepared_by(script: &[&str], failed: &str) -> String {
     let out = Command::new("bash")
-        .arg(root().join(script))
+        .arg(root().join(script[0]))
+        .args(&script[1..])
         .stderr(std::process::Stdio::inherit())
         .output()
-        .unwrap_or_else(|e| panic!("run {script}: {e}"));
+        .unwrap_or_else(|e| panic!("run {script:?}: {e}"));
     assert!(out.status.success(), "{failed}");
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
@@ -165,4 +167,5 @@ pub(crate) mod fixtures;
 pub(crate) mod java;
 pub(crate) mod place;
 pub(crate) mod s3;
+pub(crate) mod spark;
 pub(crate) mod tag_fixtures;
