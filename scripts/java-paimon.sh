@@ -2,6 +2,7 @@
 # Prepares a Java oracle and prints the classpath to start it with:
 #   `java -cp "$(bash scripts/java-paimon.sh)" PaimonDriver`  the reference, tests/java/PaimonDriver.java on
 #                                                              Paimon 1.4.2 (about 110 MB of jars);
+#   `java -cp "$(bash scripts/java-paimon.sh paimon-1.3.1)" PaimonDriver`  the same driver on Paimon 1.3.1;
 #   `java -cp "$(bash scripts/java-paimon.sh spark)" SparkDriver`  Spark SQL 3.5.2 with paimon-spark-3.5 0.9.0,
 #                                                              tests/spark/SparkDriver.java (about 320 MB);
 #   `java -cp "$(bash scripts/java-paimon.sh bench)" PaimonBench ...`  Java's side of scripts/bench-java.sh,
@@ -13,12 +14,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 paimon_jars="Paimon 1.4.2's jars (about 110 MB)"
+version=()
 case "${1:-paimon}" in
   paimon) pom=tests/java/pom.xml; src=tests/java/PaimonDriver.java; name=java-paimon-1.4.2; what=$paimon_jars ;;
+  paimon-1.3.1) pom=tests/java/pom.xml; src=tests/java/PaimonDriver.java; name=java-paimon-1.3.1
+                what="Paimon 1.3.1's jars (about 110 MB)"; version=(-Dpaimon.version=1.3.1) ;;
   bench) pom=tests/java/pom.xml; src=benches/java/PaimonBench.java; name=java-paimon-1.4.2; what=$paimon_jars ;;
   spark) pom=tests/spark/pom.xml; src=tests/spark/SparkDriver.java; name=spark-3.5.2-paimon-0.9.0
          what="Spark 3.5.2's and paimon-spark-3.5 0.9.0's jars (about 320 MB)" ;;
-  *) echo "usage: $0 [paimon|bench|spark]" >&2; exit 2 ;;
+  *) echo "usage: $0 [paimon|paimon-1.3.1|bench|spark]" >&2; exit 2 ;;
 esac
 main="$(basename "$src" .java)"
 cache="${STRATA_JAVA_CACHE:-$HOME/.cache/strata}/$name"
@@ -28,7 +32,7 @@ exec 9>"$cache/.lock"
 flock 9
 if [ ! -s "$cache/classpath.txt" ]; then
   echo "strata tests: resolving $what with Maven (once)" >&2
-  mvn -q -B -f "$pom" dependency:build-classpath -Dmdep.outputFile="$cache/classpath.tmp" >&2
+  mvn -q -B -f "$pom" "${version[@]}" dependency:build-classpath -Dmdep.outputFile="$cache/classpath.tmp" >&2
   mv "$cache/classpath.tmp" "$cache/classpath.txt"
 fi
 jars="$(cat "$cache/classpath.txt")"

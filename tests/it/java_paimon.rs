@@ -19,7 +19,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, RecordBatch};
-use common::java::JavaPaimon;
+use common::java::{JavaPaimon, Oracle};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
@@ -183,10 +183,15 @@ fn both_directions(format: &str, deletion_vectors: bool, seed: u64) {
 
 /// [`both_directions`] on a table with the `extra` options too.
 fn both_directions_with(format: &str, deletion_vectors: bool, seed: u64, extra: Value) {
+    both_directions_on(Oracle::Paimon, format, deletion_vectors, seed, extra);
+}
+
+/// [`both_directions_with`] against the Java Paimon of `oracle`.
+pub(crate) fn both_directions_on(oracle: Oracle, format: &str, deletion_vectors: bool, seed: u64, extra: Value) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db.db/t").to_str().unwrap().to_string();
     let what = format!("{format}, deletion-vectors {deletion_vectors}, {extra}");
-    let mut java = JavaPaimon::start();
+    let mut java = JavaPaimon::start_oracle(oracle);
     let mut options =
         json!({"bucket": "2", "file.format": format, "deletion-vectors.enabled": deletion_vectors.to_string()});
     for (k, v) in extra.as_object().unwrap() {

@@ -24,6 +24,7 @@ mod follow;
 mod incremental;
 mod incremental_oracles;
 mod ingest;
+mod java_131;
 mod java_changelog;
 mod java_evolution;
 mod java_expire;

@@ -18,6 +18,8 @@ use serde_json::{json, Value};
 pub(crate) enum Oracle {
     /// tests/java/PaimonDriver.java on Paimon 1.4.2.
     Paimon,
+    /// The same driver on Paimon 1.3.1, the release before.
+    Paimon131,
     /// tests/spark/SparkDriver.java: Spark SQL 3.5.2 with paimon-spark-3.5 0.9.0 (common::spark).
     Spark,
 }
@@ -25,7 +27,7 @@ pub(crate) enum Oracle {
 impl Oracle {
     fn main_class(self) -> &'static str {
         match self {
-            Oracle::Paimon => "PaimonDriver",
+            Oracle::Paimon | Oracle::Paimon131 => "PaimonDriver",
             Oracle::Spark => "SparkDriver",
         }
     }
@@ -33,9 +35,11 @@ impl Oracle {
     /// The oracle's classpath (scripts/java-paimon.sh, run once per oracle and test process).
     fn classpath(self) -> String {
         static PAIMON: OnceLock<String> = OnceLock::new();
+        static PAIMON_131: OnceLock<String> = OnceLock::new();
         static SPARK: OnceLock<String> = OnceLock::new();
         let (cell, arg) = match self {
             Oracle::Paimon => (&PAIMON, "paimon"),
+            Oracle::Paimon131 => (&PAIMON_131, "paimon-1.3.1"),
             Oracle::Spark => (&SPARK, "spark"),
         };
         cell.get_or_init(|| {
@@ -52,7 +56,7 @@ impl Oracle {
     fn jvm_options(self) -> Vec<&'static str> {
         match self {
             // A test's tables are small: a quick start matters more than peak speed.
-            Oracle::Paimon => vec!["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m"],
+            Oracle::Paimon | Oracle::Paimon131 => vec!["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m"],
             // What Spark's launcher adds on Java 17 (its JavaModuleOptions); timestamps read in UTC.
             Oracle::Spark => {
                 let mut options = vec![
