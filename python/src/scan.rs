@@ -131,7 +131,8 @@ impl NativeTable {
                 None => TableQuery::new(&self.table),
             })
             .py()?;
-        Ok(NativeQuery { query, table: self.table.clone() })
+        let value_schema = self.table.layout().py()?.value_schema;
+        Ok(NativeQuery { query, table: self.table.clone(), value_schema })
     }
 }
 
@@ -171,6 +172,8 @@ impl NativeTable {
 pub(crate) struct NativeQuery {
     query: TableQuery,
     table: Table,
+    /// The rows' schema, made once: a lookup costs microseconds, building the layout per call does not.
+    value_schema: arrow_schema::SchemaRef,
 }
 
 #[pymethods]
@@ -178,13 +181,12 @@ impl NativeQuery {
     /// The rows of the keys in `keys`, in key order, absent keys skipped; one batch.
     fn get(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<PyArrowType<RecordBatch>> {
         let keys = all_keys(&self.table, keys)?;
-        let schema = self.table.layout().py()?.value_schema;
         let found = py
             .detach(|| {
                 keys.iter().filter_map(|k| self.query.get(k).transpose()).collect::<strata_spec::Result<Vec<_>>>()
             })
             .py()?;
-        Ok(PyArrowType(concat(&schema, &found)?))
+        Ok(PyArrowType(concat(&self.value_schema, &found)?))
     }
 
     /// Moves to the latest snapshot if newer; the snapshot read.

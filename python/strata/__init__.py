@@ -256,6 +256,10 @@ class Table:
 
     def __init__(self, native: "_strata.NativeTable") -> None:
         self._native = native
+        # A Table's schema is fixed (``reload`` opens a new one): made once, as lookups take microseconds.
+        self._schema: Optional[pa.Schema] = None
+        self._key_schema: Optional[pa.Schema] = None
+        self._primary_keys: Optional[List[str]] = None
 
     @staticmethod
     def open(path: str, options: Optional[Mapping[str, str]] = None) -> "Table":
@@ -275,11 +279,15 @@ class Table:
     @property
     def schema(self) -> pa.Schema:
         """The rows' ``pyarrow.Schema`` (what scans return)."""
-        return self._native.arrow_schema
+        if self._schema is None:
+            self._schema = self._native.arrow_schema
+        return self._schema
 
     @property
     def primary_keys(self) -> List[str]:
-        return self._native.primary_keys
+        if self._primary_keys is None:
+            self._primary_keys = list(self._native.primary_keys)
+        return list(self._primary_keys)
 
     @property
     def partition_keys(self) -> List[str]:
@@ -410,19 +418,21 @@ class Table:
         """Keys as a table of the primary-key columns, typed by the table's schema."""
         if hasattr(keys, "__arrow_c_stream__") or isinstance(keys, (pa.RecordBatch, dict)):
             return _as_stream(keys)
-        schema = self.schema
-        pk = self.primary_keys
+        if self._key_schema is None:
+            self._key_schema = pa.schema([self.schema.field(k) for k in self.primary_keys])
+        key_schema = self._key_schema
+        pk = key_schema.names
         rows = list(keys)
         if len(pk) == 1:
-            rows = [r[0] if isinstance(r, tuple) and len(r) == 1 else r for r in rows]
-            columns = {pk[0]: rows}
+            columns = [[r[0] if isinstance(r, tuple) and len(r) == 1 else r for r in rows]]
         else:
             for r in rows:
                 if not isinstance(r, tuple) or len(r) != len(pk):
                     raise InvalidError(f"key {r!r}: expected a tuple of {len(pk)} values ({', '.join(pk)})")
-            columns = {k: [r[i] for r in rows] for i, k in enumerate(pk)}
+            columns = [[r[i] for r in rows] for i in range(len(pk))]
         try:
-            return pa.table({k: pa.array(v, type=schema.field(k).type) for k, v in columns.items()})
+            arrays = [pa.array(v, type=f.type) for v, f in zip(columns, key_schema)]
+            return pa.Table.from_batches([pa.RecordBatch.from_arrays(arrays, schema=key_schema)])
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as e:
             raise InvalidError(f"keys do not fit the primary key ({', '.join(pk)}): {e}") from None
 
