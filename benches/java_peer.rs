@@ -3,7 +3,7 @@
 //! printing one JSON line with wall and process CPU seconds:
 //!
 //! ```text
-//! cargo bench --bench java_peer -- load TABLE ROWS ROUNDS BUCKETS DV
+//! cargo bench --bench java_peer -- load TABLE ROWS ROUNDS BUCKETS DV [OPTION=VALUE ...]
 //! cargo bench --bench java_peer -- compact TABLE         (full compaction of every bucket)
 //! cargo bench --bench java_peer -- scan TABLE REPEATS    (every row of the latest snapshot, best of REPEATS)
 //! cargo bench --bench java_peer -- lookup TABLE ROWS WARM KEYS   (TableQuery, then get_many of the same keys)
@@ -92,13 +92,17 @@ fn write_chunks(w: &mut TableWriter, rows: &[(i64, usize, bool)]) -> Res<()> {
     Ok(())
 }
 
-fn load(path: &str, rows: u64, rounds: usize, buckets: &str, dv: &str) -> Res<String> {
+fn load(path: &str, rows: u64, rounds: usize, buckets: &str, dv: &str, extra: &[String]) -> Res<String> {
     let mut cols = vec![("id".to_string(), DataType::not_null(TypeRoot::BigInt))];
     cols.extend((0..STRING_COLUMNS).map(|c| (format!("s{c}"), DataType::string())));
-    let options = BTreeMap::from([
+    let mut options = BTreeMap::from([
         ("bucket".to_string(), buckets.to_string()),
         ("deletion-vectors.enabled".to_string(), dv.to_string()),
     ]);
+    for kv in extra {
+        let (k, v) = kv.split_once('=').ok_or_else(|| format!("option '{kv}' is not KEY=VALUE"))?;
+        options.insert(k.to_string(), v.to_string());
+    }
     let table = Table::create(io(), path, TableSchema::new(cols, vec![], vec!["id".into()], options, 0)?)?;
     // The keys are listed first (cheap); each chunk's strings are made inside the timed loop, as Java's are.
     let mut work: Vec<(i64, usize, bool)> = (0..rows as i64).map(|id| (id, 0, false)).collect();
@@ -201,7 +205,7 @@ fn main() -> Res<()> {
         return Ok(());
     };
     let out = match op.as_str() {
-        "load" => load(arg(1)?, number(2)?, number(3)? as usize, arg(4)?, arg(5)?)?,
+        "load" => load(arg(1)?, number(2)?, number(3)? as usize, arg(4)?, arg(5)?, args.get(6..).unwrap_or_default())?,
         "compact" => compact(arg(1)?)?,
         "scan" => scan(arg(1)?, number(2)? as usize)?,
         "lookup" => lookup(arg(1)?, number(2)?, number(3)?, number(4)?)?,

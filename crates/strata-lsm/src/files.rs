@@ -46,7 +46,7 @@ impl FileFactory {
             self.layout.clone(),
             WriterConfig {
                 format: opts.format,
-                compression: opts.compression.clone(),
+                compression: opts.compression_at(level),
                 target_file_size: opts.target_file_size,
                 schema_id: opts.schema_id,
                 level,

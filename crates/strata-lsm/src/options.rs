@@ -1,5 +1,7 @@
 //! How a bucket writer behaves, from the table's options (Paimon's `CoreOptions` as the merge tree reads them).
 
+use std::collections::BTreeMap;
+
 use strata_format::{FileFormat, MergeConfig};
 use strata_spec::{Error, LookupCompactMode, MergeEngine, Result, TableSchema};
 
@@ -30,6 +32,8 @@ pub struct WriterOptions {
     pub(crate) format: FileFormat,
     /// `file.compression`.
     pub(crate) compression: String,
+    /// `file.compression.per.level`: the codec of files written at a level, where it names one.
+    pub(crate) compression_per_level: BTreeMap<i32, String>,
     /// `compaction.delete-ratio-threshold`.
     pub(crate) delete_ratio_threshold: f64,
     /// The schema id written into file metadata.
@@ -97,6 +101,7 @@ impl WriterOptions {
                 .map_or(strata_format::DEFAULT_ROW_GROUP_BYTES, |n| usize::try_from(n).unwrap_or(usize::MAX)),
             format: FileFormat::from_option(&o.file_format())?,
             compression: o.file_compression(),
+            compression_per_level: compression_per_level(o.get(strata_spec::options::FILE_COMPRESSION_PER_LEVEL))?,
             delete_ratio_threshold: o.delete_ratio_threshold()?,
             schema_id: schema.id,
             merge: MergeConfig::from_schema(schema)?,
@@ -120,5 +125,59 @@ impl WriterOptions {
                 bloom_fpp: o.lookup_bloom_filter_fpp()?,
             },
         })
+    }
+}
+
+impl WriterOptions {
+    /// The codec of data files written at `level`.
+    pub(crate) fn compression_at(&self, level: i32) -> String {
+        self.compression_per_level.get(&level).unwrap_or(&self.compression).clone()
+    }
+}
+
+/// The codecs Strata writes data files with (`file.compression` and `file.compression.per.level`).
+const CODECS: &[&str] = &["zstd", "snappy", "lz4", "gzip", "zlib", "none", "uncompressed"];
+
+/// Parses `file.compression.per.level` (Paimon's map syntax, `0:lz4,1:zstd`; levels and codecs as Paimon's
+/// `CoreOptions.fileCompressionPerLevel` takes them). Codecs are checked where files are written.
+fn compression_per_level(value: Option<&str>) -> Result<BTreeMap<i32, String>> {
+    let what = || format!("option '{}'", strata_spec::options::FILE_COMPRESSION_PER_LEVEL);
+    let mut out = BTreeMap::new();
+    for entry in value.unwrap_or("").split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let Some((level, codec)) = entry.split_once(':') else {
+            return Err(Error::invalid(what(), format!("'{entry}' is not LEVEL:CODEC (e.g. 0:lz4,1:zstd)")));
+        };
+        let level = level
+            .trim()
+            .parse::<i32>()
+            .ok()
+            .filter(|l| *l >= 0)
+            .ok_or_else(|| Error::invalid(what(), format!("'{level}' in '{entry}' is not a level")))?;
+        let codec = codec.trim().to_ascii_lowercase();
+        if !CODECS.contains(&codec.as_str()) {
+            return Err(Error::invalid(what(), format!("'{entry}': the codec is not one of {}", CODECS.join(", "))));
+        }
+        if out.insert(level, codec).is_some() {
+            return Err(Error::invalid(what(), format!("level {level} is given twice")));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::compression_per_level;
+
+    #[test]
+    fn compression_per_level_parses_paimon_maps_and_refuses_the_rest() {
+        let m = compression_per_level(Some("0:LZ4, 1:zstd ,5:none")).unwrap();
+        assert_eq!(m.get(&0).map(String::as_str), Some("lz4"));
+        assert_eq!(m.get(&1).map(String::as_str), Some("zstd"));
+        assert_eq!(m.get(&5).map(String::as_str), Some("none"));
+        assert!(compression_per_level(None).unwrap().is_empty());
+        assert!(compression_per_level(Some("")).unwrap().is_empty());
+        for bad in ["0", "x:lz4", "-1:lz4", "0:", "0:brotli", "0:lz4,0:zstd", "0=lz4"] {
+            assert!(compression_per_level(Some(bad)).is_err(), "{bad}");
+        }
     }
 }

@@ -17,6 +17,8 @@ pub const BUCKET_KEY: &str = "bucket-key";
 pub const FILE_FORMAT: &str = "file.format";
 /// `file.compression`: zstd by default.
 pub const FILE_COMPRESSION: &str = "file.compression";
+/// `file.compression.per.level`: codecs of data files by level, `0:lz4,1:zstd` (others: `file.compression`).
+pub const FILE_COMPRESSION_PER_LEVEL: &str = "file.compression.per.level";
 /// `manifest.compression`: zstd by default.
 pub const MANIFEST_COMPRESSION: &str = "manifest.compression";
 /// `manifest.format`: avro.
