@@ -11,7 +11,7 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use strata_io::{create_file, join, FileIO};
-use strata_spec::{BinaryRow, DataFileMeta, DataType, Error, FileSource, Result};
+use strata_spec::{now_millis, BinaryRow, DataFileMeta, DataType, Error, FileSource, Result};
 
 use crate::arrow_types::datum_at;
 use crate::checksummed_sink::ChecksummedSink;
@@ -518,10 +518,6 @@ fn parquet_close(mut w: ArrowWriter<ChecksummedSink>) -> Result<u64> {
     w.finish().map_err(|e| parquet_error(&mut w, "parquet close", e))?;
     w.sync().map_err(|e| parquet_error(&mut w, "parquet close", e))?;
     w.inner_mut().finish()
-}
-
-fn now_millis() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -23,10 +23,6 @@ impl MemoryFileIO {
     }
 }
 
-fn now_millis() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
-}
-
 fn dir_prefix(dir: &str) -> String {
     let d = dir.trim_end_matches('/');
     format!("{d}/")
@@ -56,7 +52,7 @@ impl FileIO for MemoryFileIO {
     }
 
     fn write(&self, path: &str, data: &[u8]) -> Result<()> {
-        self.files.lock().insert(path.to_string(), (data.to_vec(), now_millis()));
+        self.files.lock().insert(path.to_string(), (data.to_vec(), strata_spec::now_millis()));
         Ok(())
     }
 
@@ -65,7 +61,7 @@ impl FileIO for MemoryFileIO {
         if files.contains_key(path) {
             return Ok(false);
         }
-        files.insert(path.to_string(), (data.to_vec(), now_millis()));
+        files.insert(path.to_string(), (data.to_vec(), strata_spec::now_millis()));
         Ok(true)
     }
 

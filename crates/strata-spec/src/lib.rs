@@ -57,7 +57,7 @@ pub use index_file_meta::{DeletionVectorMeta, GlobalIndexMeta, IndexFileMeta, DE
 pub use index_manifest_entry::IndexManifestEntry;
 pub use manifest_entry::{FileIdentifier, FileKind, ManifestEntry};
 pub use manifest_file_meta::ManifestFileMeta;
-pub use snapshot::{CommitKind, Snapshot, SNAPSHOT_VERSION};
+pub use snapshot::{now_millis, CommitKind, Snapshot, SNAPSHOT_VERSION};
 
 // What writers hand to the commit (Paimon's `CommitMessageImpl`), and its serialized form for committing
 // messages made in other processes (Paimon's `CommitMessageSerializer`).

@@ -169,6 +169,15 @@ impl Snapshot {
     }
 }
 
+/// Milliseconds since the Unix epoch, as snapshots, files and manifests record time (0 if the clock reads
+/// before the epoch).
+pub fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod key_tests {

@@ -648,7 +648,4 @@ fn index_changes(m: &CommitMessage) -> (Vec<&IndexFileMeta>, Vec<&IndexFileMeta>
     )
 }
 
-/// Milliseconds since the epoch.
-pub fn now_millis() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
-}
+pub use strata_spec::now_millis;

@@ -100,7 +100,11 @@ impl PathFactory {
     /// `<table>/<partition path>/bucket-<b>`; postponed files (bucket -2) are in `bucket-postpone`, as
     /// Paimon's `FileStorePathFactory.relativeBucketPath` names it.
     pub fn bucket_dir(&self, partition_path: &str, bucket: i32) -> String {
-        let b = if bucket == -2 { "bucket-postpone".to_string() } else { format!("bucket-{bucket}") };
+        let b = if bucket == crate::bucket_mode::POSTPONE_BUCKET {
+            "bucket-postpone".to_string()
+        } else {
+            format!("bucket-{bucket}")
+        };
         if partition_path.is_empty() {
             join(&self.table, &b)
         } else {

@@ -192,7 +192,7 @@ impl ReadBuilder {
         // Postponed files (bucket -2) stay unread until a compaction moves them into real buckets (Paimon's
         // batch scans of postpone-bucket tables read only real buckets).
         let table_buckets = options.bucket()?;
-        let postpone = table_buckets == -2;
+        let postpone = table_buckets == crate::bucket_mode::POSTPONE_BUCKET;
         let bucket_hashes = self.pinned_bucket_hashes(table_buckets);
         for e in live.iter().cloned() {
             if (raw_mode || self.skip_level0) && e.file.level == 0 || postpone && e.bucket < 0 {
