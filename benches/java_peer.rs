@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 use strata::spec::{DataType, Datum, TableSchema, TypeRoot};
 use strata::table::get_many;
@@ -39,7 +39,7 @@ fn mix(x: u64) -> u64 {
 
 /// Column `c` of key `id` written in round `round`: ten hexadecimal characters.
 fn value(id: i64, c: usize, round: usize) -> String {
-    let seed = (id as u64).wrapping_mul(0x1_0000_01B3) ^ ((c as u64) << 48) ^ ((round as u64) << 56);
+    let seed = (id as u64).wrapping_mul(0x100_0000_01B3) ^ ((c as u64) << 48) ^ ((round as u64) << 56);
     format!("{:010x}", mix(seed) & 0xFF_FFFF_FFFF)
 }
 
@@ -105,15 +105,18 @@ fn load(path: &str, rows: u64, rounds: usize, buckets: &str, dv: &str, extra: &[
     }
     let table = Table::create(io(), path, TableSchema::new(cols, vec![], vec!["id".into()], options, 0)?)?;
     // The keys are listed first (cheap); each chunk's strings are made inside the timed loop, as Java's are.
-    let mut work: Vec<(i64, usize, bool)> = (0..rows as i64).map(|id| (id, 0, false)).collect();
+    // Commits as Java's: every CHUNK rows, and at the end of the load and of each round.
+    let mut work: Vec<Vec<(i64, usize, bool)>> = vec![(0..rows as i64).map(|id| (id, 0, false)).collect()];
     for round in 1..=rounds {
         let n = (rows / 10).max(1);
-        work.extend((0..n).map(|j| (update_key(round, j, rows), round, is_delete(round, j))));
+        work.push((0..n).map(|j| (update_key(round, j, rows), round, is_delete(round, j))).collect());
     }
     let cpu0 = cpu_seconds();
     let started = Instant::now();
     let mut w = TableWriter::new(&table, "bench")?;
-    write_chunks(&mut w, &work)?;
+    for part in &work {
+        write_chunks(&mut w, part)?;
+    }
     if dv != "true" {
         // Merge-on-read compacts on background threads: the time includes finishing what they started.
         w.compact(false)?;
@@ -121,7 +124,7 @@ fn load(path: &str, rows: u64, rounds: usize, buckets: &str, dv: &str, extra: &[
     let secs = started.elapsed().as_secs_f64();
     Ok(format!(
         "{{\"rowsWritten\": {}, \"seconds\": {secs:.4}, \"cpuSeconds\": {:.4}}}",
-        work.len(),
+        work.iter().map(Vec::len).sum::<usize>(),
         cpu_seconds() - cpu0
     ))
 }
@@ -136,23 +139,36 @@ fn compact(path: &str) -> Res<String> {
     Ok(format!("{{\"seconds\": {secs:.4}, \"cpuSeconds\": {:.4}}}", cpu_seconds() - cpu0))
 }
 
+/// The scan's content check, as PaimonBench.java computes it: the sum over rows of `id * 31 + s0[0]` (the
+/// first byte of column s0), wrapping; equal sums say both engines read the same rows and values.
+fn checksum(b: &RecordBatch) -> Res<u64> {
+    let ids = b.column(0).as_any().downcast_ref::<Int64Array>().ok_or("id is not BIGINT")?;
+    let s0 = b.column(1).as_any().downcast_ref::<StringArray>().ok_or("s0 is not STRING")?;
+    Ok((0..b.num_rows()).fold(0u64, |acc, i| {
+        let first = if s0.is_null(i) { 0 } else { s0.value(i).as_bytes().first().copied().unwrap_or(0) as u64 };
+        acc.wrapping_add((ids.value(i) as u64).wrapping_mul(31).wrapping_add(first))
+    }))
+}
+
 fn scan(path: &str, repeats: usize) -> Res<String> {
     let table = Table::open(io(), path)?;
-    let (mut best, mut best_cpu, mut rows) = (f64::MAX, 0.0, 0);
+    let (mut best, mut best_cpu, mut rows, mut check) = (f64::MAX, 0.0, 0, 0);
     for _ in 0..repeats {
         let cpu0 = cpu_seconds();
         let started = Instant::now();
-        let mut n = 0;
+        let (mut n, mut sum) = (0, 0u64);
         for b in ReadBuilder::new(&table).stream()? {
-            n += b?.num_rows();
+            let b = b?;
+            n += b.num_rows();
+            sum = sum.wrapping_add(checksum(&b)?);
         }
         let secs = started.elapsed().as_secs_f64();
         if secs < best {
             (best, best_cpu) = (secs, cpu_seconds() - cpu0);
         }
-        rows = n;
+        (rows, check) = (n, sum);
     }
-    Ok(format!("{{\"rows\": {rows}, \"seconds\": {best:.4}, \"cpuSeconds\": {best_cpu:.4}}}"))
+    Ok(format!("{{\"rows\": {rows}, \"checksum\": {check}, \"seconds\": {best:.4}, \"cpuSeconds\": {best_cpu:.4}}}"))
 }
 
 fn lookup(path: &str, rows: u64, warm: u64, keys: u64) -> Res<String> {

@@ -67,9 +67,10 @@ for t in ("dv", "mor"):
     assert s["rowsWritten"] == jv["rowsWritten"], (s, jv)
     line(f"load with compaction, {t} ({s['rowsWritten']} rows)", s, jv)
 line("full compaction, dv", j("strata.compact"), j("java.compact"))
-live = {j(f"{e}.scan.{o}.{t}")["rows"] for e in ("strata", "java") for o in ("strata", "java") for t in ("dv", "mor")}
-# Both engines wrote the same rows: every table holds the same live rows, whoever reads it.
-assert len(live) == 1, f"the tables differ in live rows: {live}"
+live = {(j(f"{e}.scan.{o}.{t}")["rows"], j(f"{e}.scan.{o}.{t}")["checksum"])
+        for e in ("strata", "java") for o in ("strata", "java") for t in ("dv", "mor")}
+# Both engines wrote the same rows: every table holds the same live rows and values, whoever reads it.
+assert len(live) == 1, f"the tables differ in live rows or values (rows, checksum): {live}"
 for owner in ("strata", "java"):
     for t in ("dv", "mor"):
         s, jv = j(f"strata.scan.{owner}.{t}"), j(f"java.scan.{owner}.{t}")

@@ -32,7 +32,11 @@ exec 9>"$cache/.lock"
 flock 9
 if [ ! -s "$cache/classpath.txt" ]; then
   echo "strata tests: resolving $what with Maven (once)" >&2
-  mvn -q -B -f "$pom" "${version[@]}" dependency:build-classpath -Dmdep.outputFile="$cache/classpath.tmp" >&2
+  # One Maven at a time into ~/.m2, whichever oracle it resolves (Maven's own lock holds within one process).
+  exec 8>"$(dirname "$cache")/.maven.lock"
+  flock 8
+  mvn -q -B -f "$pom" ${version[@]+"${version[@]}"} dependency:build-classpath -Dmdep.outputFile="$cache/classpath.tmp" >&2
+  exec 8>&-
   mv "$cache/classpath.tmp" "$cache/classpath.txt"
 fi
 jars="$(cat "$cache/classpath.txt")"

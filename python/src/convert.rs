@@ -156,10 +156,8 @@ pub(crate) fn keys_of(schema: &TableSchema, keys: &RecordBatch) -> PyResult<Vec<
 
 /// One batch of `batches` (all of one schema), or an empty batch of `schema`.
 pub(crate) fn concat(schema: &arrow_schema::SchemaRef, batches: &[RecordBatch]) -> PyResult<RecordBatch> {
-    match batches {
-        [] => Ok(RecordBatch::new_empty(Arc::clone(schema))),
-        // One batch (a point lookup's row) goes out as it is, not copied column by column.
-        [one] if one.schema_ref().fields() == schema.fields() => Ok(one.clone()),
-        _ => arrow_select::concat::concat_batches(schema, batches).map_err(|e| invalid("rows", e)),
+    if batches.is_empty() {
+        return Ok(RecordBatch::new_empty(Arc::clone(schema)));
     }
+    arrow_select::concat::concat_batches(schema, batches).map_err(|e| invalid("rows", e))
 }

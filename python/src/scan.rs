@@ -117,7 +117,8 @@ impl NativeTable {
         snapshot: Option<i64>,
     ) -> PyResult<PyArrowType<RecordBatch>> {
         let keys = all_keys(&self.table, keys)?;
-        let schema = self.table.layout().py()?.value_schema;
+        // The rows come in the schema of the snapshot read, which may be older than the table's.
+        let schema = self.table.as_of(snapshot).py()?.layout().py()?.value_schema;
         let found = py.detach(|| strata_table::get_many(&self.table, &keys, snapshot)).py()?;
         Ok(PyArrowType(concat(&schema, &found.into_iter().flatten().collect::<Vec<_>>())?))
     }
@@ -131,7 +132,7 @@ impl NativeTable {
                 None => TableQuery::new(&self.table),
             })
             .py()?;
-        let value_schema = self.table.layout().py()?.value_schema;
+        let value_schema = self.table.as_of(snapshot).py()?.layout().py()?.value_schema;
         Ok(NativeQuery { query, table: self.table.clone(), value_schema })
     }
 }
@@ -186,7 +187,9 @@ impl NativeQuery {
                 keys.iter().filter_map(|k| self.query.get(k).transpose()).collect::<strata_spec::Result<Vec<_>>>()
             })
             .py()?;
-        Ok(PyArrowType(concat(&self.value_schema, &found)?))
+        // Rows carry the schema of the snapshot read (a refresh may have moved past a schema change).
+        let schema = found.first().map_or_else(|| self.value_schema.clone(), RecordBatch::schema);
+        Ok(PyArrowType(concat(&schema, &found)?))
     }
 
     /// Moves to the latest snapshot if newer; the snapshot read.

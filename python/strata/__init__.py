@@ -419,7 +419,8 @@ class Table:
         if hasattr(keys, "__arrow_c_stream__") or isinstance(keys, (pa.RecordBatch, dict)):
             return _as_stream(keys)
         if self._key_schema is None:
-            self._key_schema = pa.schema([self.schema.field(k) for k in self.primary_keys])
+            # Nullable, as keys given may hold None (a key of no row: nothing is found for it).
+            self._key_schema = pa.schema([self.schema.field(k).with_nullable(True) for k in self.primary_keys])
         key_schema = self._key_schema
         pk = key_schema.names
         rows = list(keys)

@@ -6,8 +6,9 @@
 //!
 //! Paimon 0.9 is two years older than the format Strata writes (Java Paimon 1.4's); it reads every table
 //! checked here as Strata writes it by default, but not 64-bit deletion vectors (an option, since Paimon 1.2),
-//! and its own lookups fail in a partition whose value holds '/' (a Paimon bug, 1.4.2's too): both asserted,
-//! with Paimon's own errors (docs/ARCHITECTURE.md, "Compatibility").
+//! and its own lookups fail in a partition whose value holds '/' (a Paimon bug; 1.4.2 has it too, reproduced
+//! by hand with the Java driver): both asserted here for 0.9, with Paimon's own errors (docs/ARCHITECTURE.md,
+//! "Compatibility").
 //!
 //! Table: id BIGINT NOT NULL (primary key), name STRING, v BIGINT.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -313,7 +314,7 @@ fn spark_partition_rows(rows: &[Value]) -> Rows {
 }
 
 /// Partition values that need escaping in paths (spaces, '/', '=', '%', ':', '#', non-ASCII, the empty
-/// string): Spark finds Strata's partitions, prunes by them, and writes into them (not into directories of
+/// string): Spark finds Strata's partitions, filters by them, and writes into them (not into directories of
 /// its own); Strata reads and compacts what Spark wrote.
 #[test]
 fn spark_reads_and_writes_partitions_whose_values_need_escaping() {

@@ -139,7 +139,7 @@ impl WriterOptions {
 const CODECS: &[&str] = &["zstd", "snappy", "lz4", "gzip", "zlib", "none", "uncompressed"];
 
 /// Parses `file.compression.per.level` (Paimon's map syntax, `0:lz4,1:zstd`; levels and codecs as Paimon's
-/// `CoreOptions.fileCompressionPerLevel` takes them). Codecs are checked where files are written.
+/// `CoreOptions.fileCompressionPerLevel` takes them), each codec one Strata writes.
 fn compression_per_level(value: Option<&str>) -> Result<BTreeMap<i32, String>> {
     let what = || format!("option '{}'", strata_spec::options::FILE_COMPRESSION_PER_LEVEL);
     let mut out = BTreeMap::new();

@@ -1,5 +1,5 @@
-//! Spark SQL 3.5.2 with Paimon's Spark connector 0.9.0 (paimon-spark-3.5, the only one Maven Central serves
-//! here) as an oracle: tests/spark/SparkDriver.java, one local SparkSession per [`SparkSql`] in a long-lived
+//! Spark SQL 3.5.2 with Paimon's Spark connector 0.9.0 (paimon-spark-3.5, the only version this machine's
+//! Maven mirror serves) as an oracle: tests/spark/SparkDriver.java, one local SparkSession per [`SparkSql`] in a long-lived
 //! JVM, taking statements as JSON lines. Each table a test makes is reached through a Paimon catalog over its
 //! warehouse directory, registered with [`SparkSql::catalog`].
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
