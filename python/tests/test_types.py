@@ -81,6 +81,9 @@ def test_every_type_round_trips_and_both_oracles_read_it(catalog, warehouse, dv)
     assert [r["s"] for r in rust] == [r["s"] for r in expected]
     assert [r["dec38"] for r in rust] == [r["dec38"] for r in expected]
     assert t.get([5, 6, 10_000]).to_pylist() == [expected[5], expected[6]]
+    # A None key is a key of no row (the primary key is NOT NULL): nothing is found for it, the rest is.
+    assert t.get([5, None]).to_pylist() == [expected[5]]
+    assert t.query().get([None, 6]).to_pylist() == [expected[6]]
 
 
 def test_create_table_maps_arrow_types_to_paimon_types(catalog):
