@@ -233,18 +233,25 @@ fn spark_dml_round(spark: &mut SparkSql, path: &str, table: &str, rng: &mut StdR
     check(spark, path, table, &format!("round {round}, after Spark's MERGE INTO"), model);
 }
 
+/// A new two-bucket deletion-vector table `db.t` made by Strata in a fresh warehouse, and a Spark session
+/// whose catalog `s` is that warehouse: (the warehouse's directory, the table's path, the session).
+fn dv_table_with_spark() -> (tempfile::TempDir, String, SparkSql) {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = dir.path().to_str().unwrap().to_string();
+    let path = create(&wh, "t", &["bucket=2", DV]);
+    let mut spark = SparkSql::start();
+    spark.catalog("s", &wh);
+    (dir, path, spark)
+}
+
 /// Spark's statements change a Strata table (its batch writers compact as Paimon's defaults say), then
 /// Strata writes and compacts it, for several rounds. Strata's first compaction after Spark's is refused as
 /// any other engine's recent compaction is (issue 51); Spark's writers have finished, so it then compacts
 /// with the window at zero.
 #[test]
 fn spark_dml_on_a_strata_table_then_strata_writes_and_compacts() {
-    let dir = tempfile::tempdir().unwrap();
-    let wh = dir.path().to_str().unwrap().to_string();
-    let path = create(&wh, "t", &["bucket=2", DV]);
+    let (_dir, path, mut spark) = dv_table_with_spark();
     let table = "s.db.t";
-    let mut spark = SparkSql::start();
-    spark.catalog("s", &wh);
     let mut rng = StdRng::seed_from_u64(40);
     let mut model = Model::new();
     let mut w = TableWriter::new(&open(&path), "strata").unwrap();
@@ -273,12 +280,8 @@ fn spark_dml_on_a_strata_table_then_strata_writes_and_compacts() {
 /// vectors) and Strata is the table's only compactor, never refused.
 #[test]
 fn spark_writes_write_only_while_strata_compacts() {
-    let dir = tempfile::tempdir().unwrap();
-    let wh = dir.path().to_str().unwrap().to_string();
-    let path = create(&wh, "t", &["bucket=2", DV]);
+    let (_dir, path, mut spark) = dv_table_with_spark();
     let table = "s.db.t";
-    let mut spark = SparkSql::start();
-    spark.catalog("s", &wh);
     spark.sql(&format!("ALTER TABLE {table} SET TBLPROPERTIES ('write-only' = 'true')"));
     let mut rng = StdRng::seed_from_u64(41);
     let mut model = Model::new();
