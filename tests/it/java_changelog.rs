@@ -4,12 +4,11 @@
 //! compactions record the changelog files they produce at their output level: Strata's must be found the same.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
-
 use serde_json::{json, Value};
 use strata::spec::Datum;
-use strata::{FileIO, IncrementalMode, LocalFileIO, ReadBuilder, Table, TableWriter};
+use strata::{IncrementalMode, ReadBuilder, TableWriter};
 
+use super::java_paimon::open_table;
 use crate::common::java::JavaPaimon;
 
 /// One commit: upserts (id, v) and deletes (id).
@@ -50,8 +49,7 @@ fn changelog(java: &mut JavaPaimon, path: &str, from: i64, to: i64) -> Vec<Strin
 
 /// Strata's incremental changelog read of `(from, to]`, as the sorted JSON strings Java's read gives.
 fn strata_changelog(path: &str, from: i64, to: i64) -> Vec<String> {
-    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
-    let table = Table::open(io, path).unwrap();
+    let table = open_table(path);
     let read = ReadBuilder::new(&table).incremental_between(from, to).with_mode(IncrementalMode::Changelog);
     let mut rows: Vec<String> = crate::common::json_rows(&read.read().unwrap().batches)
         .into_iter()
@@ -85,8 +83,7 @@ fn twins(options: Value) {
     );
     create(&mut java, &strata_path, &options);
     create(&mut java, &java_path, &options);
-    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
-    let table = Table::open(io, &strata_path).unwrap();
+    let table = open_table(&strata_path);
     let mut writer = TableWriter::new(&table, "strata").unwrap();
     let (mut strata_from, mut java_from) = (0, 0);
     for (n, c) in commits().iter().enumerate() {

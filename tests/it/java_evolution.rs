@@ -5,25 +5,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use strata::spec::{DataType, Datum, SchemaChange};
-use strata::{FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
+use strata::{ReadBuilder, TableWriter};
 
+use super::java_paimon::open_after_java;
 use crate::common::java::JavaPaimon;
 use crate::common::json_rows;
 
 /// id -> the row's columns by name.
 type Model = BTreeMap<i64, Map<String, Value>>;
-
-fn open(path: &str) -> Table {
-    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
-    let mut t = Table::open(io, path).unwrap();
-    t.set_foreign_compaction_window(Duration::ZERO);
-    t
-}
 
 fn keyed(rows: Vec<Value>, who: &str) -> Model {
     let mut out = Model::new();
@@ -37,7 +30,7 @@ fn keyed(rows: Vec<Value>, who: &str) -> Model {
 }
 
 fn check(java: &mut JavaPaimon, path: &str, what: &str, model: &Model) {
-    let strata = keyed(json_rows(&ReadBuilder::new(&open(path)).read().unwrap().batches), "Strata");
+    let strata = keyed(json_rows(&ReadBuilder::new(&open_after_java(path)).read().unwrap().batches), "Strata");
     assert_eq!(&strata, model, "{what}: Strata's read");
     let java_read = keyed(java.read(path, json!({})), "Java");
     assert_eq!(&java_read, model, "{what}: Java's read");
@@ -91,7 +84,7 @@ fn evolve_by_both(deletion_vectors: bool) {
         SchemaChange::AddColumn { name: "d".into(), data_type: DataType::string(), position: None, comment: None },
         SchemaChange::RenameColumn { from: "a".into(), to: "amount".into() },
     ];
-    let t = open(&path).alter_columns(&changes).unwrap();
+    let t = open_after_java(&path).alter_columns(&changes).unwrap();
     add(&mut model, "d");
     rename(&mut model, "a", "amount");
     let mut t = t;

@@ -11,20 +11,15 @@ use strata::table::{expire_snapshots, remove_orphan_files, ExpireOptions};
 use strata::TableWriter;
 
 use super::java_paimon::{
-    java_random_commit, java_rows, open_after_java, same, strata_random_commit, strata_read, Model,
+    java_create, java_random_commit, java_rows, open_after_java, same, strata_random_commit, strata_read, Model,
 };
 use crate::common::java::JavaPaimon;
 
 fn expire_by_both(deletion_vectors: bool, seed: u64) {
     let mut java = JavaPaimon::start();
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db.db/t").to_str().unwrap().to_string();
-    java.call(&json!({
-        "op": "create", "path": path,
-        "columns": [["id", "BIGINT NOT NULL"], ["name", "STRING"], ["v", "BIGINT"]],
-        "primary_keys": ["id"],
-        "options": {"bucket": "2", "deletion-vectors.enabled": deletion_vectors.to_string()},
-    }));
+    let path =
+        java_create(&mut java, &dir, json!({"bucket": "2", "deletion-vectors.enabled": deletion_vectors.to_string()}));
     let mut rng = StdRng::seed_from_u64(seed);
     let mut model = Model::new();
     for round in 0..4 {

@@ -5,16 +5,13 @@
 //! engine's read.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 use strata::spec::Datum;
-use strata::{FileIO, LocalFileIO, Table, TableWriter};
+use strata::TableWriter;
 
-use super::java_paimon::{java_rows, same, strata_read, Model, Values};
+use super::java_paimon::{java_create, java_rows, open_after_java, same, strata_read, Model, Values};
 use crate::common::java::JavaPaimon;
 
 #[derive(Clone, Copy, Debug)]
@@ -79,10 +76,8 @@ fn random_rows(rng: &mut StdRng, engine: Engine, round: usize, n: usize, model: 
 }
 
 fn strata_writes(path: &str, rows: &[(i64, Values)], compact: Option<bool>) {
-    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
-    let mut t = Table::open(io, path).unwrap();
     // Java's writer of the round is closed: Strata may compact what it compacted.
-    t.set_foreign_compaction_window(Duration::ZERO);
+    let t = open_after_java(path);
     let mut w = TableWriter::new(&t, "strata").unwrap();
     for (id, (name, v)) in rows {
         w.put(vec![Some(Datum::BigInt(*id)), name.clone().map(Datum::String), v.map(Datum::BigInt)]).unwrap();
@@ -97,15 +92,10 @@ fn rounds(engine: Engine, deletion_vectors: bool, seed: u64) {
     let what = format!("{engine:?}, deletion-vectors {deletion_vectors}");
     let mut java = JavaPaimon::start();
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db.db/t").to_str().unwrap().to_string();
     let mut options = engine.options();
     options["bucket"] = json!("2");
     options["deletion-vectors.enabled"] = json!(deletion_vectors.to_string());
-    java.call(&json!({
-        "op": "create", "path": path,
-        "columns": [["id", "BIGINT NOT NULL"], ["name", "STRING"], ["v", "BIGINT"]],
-        "primary_keys": ["id"], "options": options,
-    }));
+    let path = java_create(&mut java, &dir, options);
     let mut rng = StdRng::seed_from_u64(seed);
     let mut model = Model::new();
     for round in 0..3 {

@@ -78,9 +78,26 @@ pub(crate) fn strata_rows(batches: &[RecordBatch]) -> Model {
 }
 
 pub(crate) fn strata_read(path: &str) -> Model {
+    strata_rows(&ReadBuilder::new(&open_table(path)).read().unwrap().batches)
+}
+
+/// The table at `path` on the local file system.
+pub(crate) fn open_table(path: &str) -> Table {
     let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
-    let t = Table::open(io, path).unwrap();
-    strata_rows(&ReadBuilder::new(&t).read().unwrap().batches)
+    Table::open(io, path).unwrap()
+}
+
+/// Java creates the table `db.t` in `dir` (id BIGINT NOT NULL, the primary key; name STRING; v BIGINT) with
+/// `options`; its path.
+pub(crate) fn java_create(java: &mut JavaPaimon, dir: &tempfile::TempDir, options: Value) -> String {
+    let path = dir.path().join("db.db/t").to_str().unwrap().to_string();
+    java.call(&json!({
+        "op": "create", "path": path,
+        "columns": [["id", "BIGINT NOT NULL"], ["name", "STRING"], ["v", "BIGINT"]],
+        "primary_keys": ["id"],
+        "options": options,
+    }));
+    path
 }
 
 /// One random operation: a delete (about one in six) or an upsert, applied to the model.
@@ -128,8 +145,7 @@ pub(crate) fn random_strata_ops(
 /// between rounds, so Strata may compact the buckets they compacted a moment ago (java_races has what
 /// happens beside one still running).
 pub(crate) fn open_after_java(path: &str) -> Table {
-    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
-    let mut t = Table::open(io, path).unwrap();
+    let mut t = open_table(path);
     t.set_foreign_compaction_window(std::time::Duration::ZERO);
     t
 }
@@ -189,7 +205,6 @@ fn both_directions_with(format: &str, deletion_vectors: bool, seed: u64, extra: 
 /// [`both_directions_with`] against the Java Paimon of `oracle`.
 pub(crate) fn both_directions_on(oracle: Oracle, format: &str, deletion_vectors: bool, seed: u64, extra: Value) {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db.db/t").to_str().unwrap().to_string();
     let what = format!("{format}, deletion-vectors {deletion_vectors}, {extra}");
     let mut java = JavaPaimon::start_oracle(oracle);
     let mut options =
@@ -197,12 +212,7 @@ pub(crate) fn both_directions_on(oracle: Oracle, format: &str, deletion_vectors:
     for (k, v) in extra.as_object().unwrap() {
         options[k] = v.clone();
     }
-    java.call(&json!({
-        "op": "create", "path": path,
-        "columns": [["id", "BIGINT NOT NULL"], ["name", "STRING"], ["v", "BIGINT"]],
-        "primary_keys": ["id"],
-        "options": options,
-    }));
+    let path = java_create(&mut java, &dir, options);
     let mut rng = StdRng::seed_from_u64(seed);
     let mut model = Model::new();
     for round in 0..3 {
@@ -276,14 +286,12 @@ fn codecs_at_level(path: &str, level: i32) -> Vec<String> {
 #[test]
 fn per_level_compression_is_honoured_and_java_reads_it() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db.db/t").to_str().unwrap().to_string();
     let mut java = JavaPaimon::start();
-    java.call(&json!({
-        "op": "create", "path": path,
-        "columns": [["id", "BIGINT NOT NULL"], ["name", "STRING"], ["v", "BIGINT"]],
-        "primary_keys": ["id"],
-        "options": {"bucket": "2", "file.compression.per.level": "0:lz4", "write-only": "true"},
-    }));
+    let path = java_create(
+        &mut java,
+        &dir,
+        json!({"bucket": "2", "file.compression.per.level": "0:lz4", "write-only": "true"}),
+    );
     let mut rng = StdRng::seed_from_u64(50);
     let mut model = Model::new();
     for round in 0..2 {

@@ -5,16 +5,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::time::Duration;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::Array;
 use serde_json::{json, Value};
 use strata::spec::Datum;
-use strata::{FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
+use strata::{ReadBuilder, TableWriter};
 
+use super::java_paimon::{open_after_java, open_table};
 use crate::common::java::JavaPaimon;
 
 /// (partition value, id) -> v.
@@ -33,8 +32,7 @@ fn java_rows(rows: &[Value]) -> Rows {
 }
 
 pub(crate) fn strata_rows(path: &str) -> Rows {
-    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
-    let t = Table::open(io, path).unwrap();
+    let t = open_table(path);
     let mut out = Rows::new();
     for b in ReadBuilder::new(&t).read().unwrap().batches {
         let p = b.column_by_name("p").unwrap().as_string::<i32>();
@@ -73,10 +71,7 @@ fn tables_partitioned_by_escaped_strings(deletion_vectors: bool) {
     java.call(&json!({"op": "close_writer", "writer": "app"}));
     check(&mut java, &path, "Java's write", &model);
 
-    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
-    let mut t = Table::open(io, &path).unwrap();
-    t.set_foreign_compaction_window(Duration::ZERO);
-    let mut w = TableWriter::new(&t, "strata").unwrap();
+    let mut w = TableWriter::new(&open_after_java(&path), "strata").unwrap();
     for p in PARTITIONS {
         for id in 10..30 {
             w.put(vec![p.map(|p| Datum::String(p.to_string())), Some(Datum::BigInt(id)), Some(Datum::BigInt(id * 10))])

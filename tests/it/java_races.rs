@@ -9,7 +9,6 @@
 //! Every read, Java's and Strata's, is compared to a model of the rows each writer was given.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use rand::rngs::StdRng;
@@ -17,26 +16,16 @@ use rand::SeedableRng;
 use serde_json::{json, Value};
 use strata::spec::{Datum, ErrorKind};
 use strata::table::{inspect, repair_deletion_vectors};
-use strata::{FileIO, LocalFileIO, Table, TableWriter};
+use strata::TableWriter;
 
-use super::java_paimon::{java_rows, random_java_rows, random_strata_ops, same, strata_read, Model};
+use super::java_paimon::{
+    java_create, java_rows, open_table, random_java_rows, random_strata_ops, same, strata_read, Model,
+};
 use crate::common::java::JavaPaimon;
 
 /// A deletion-vector table (parquet) of `buckets` buckets, created by Java.
 fn create(java: &mut JavaPaimon, dir: &tempfile::TempDir, buckets: u32) -> String {
-    let path = dir.path().join("db.db/t").to_str().unwrap().to_string();
-    java.call(&json!({
-        "op": "create", "path": path,
-        "columns": [["id", "BIGINT NOT NULL"], ["name", "STRING"], ["v", "BIGINT"]],
-        "primary_keys": ["id"],
-        "options": {"bucket": buckets.to_string(), "deletion-vectors.enabled": "true"},
-    }));
-    path
-}
-
-fn open(path: &str) -> Table {
-    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
-    Table::open(io, path).unwrap()
+    java_create(java, dir, json!({"bucket": buckets.to_string(), "deletion-vectors.enabled": "true"}))
 }
 
 /// Java's writer `writer` upserts (name "j", v = id + `v`) or, with `v` None, deletes `ids`, then commits
@@ -71,7 +60,7 @@ fn both_read(java: &mut JavaPaimon, path: &str, what: &str, model: &Model) {
 
 /// Strata's compaction of every bucket (fully when `full`), with `window` as the foreign-compaction window.
 fn strata_compact(path: &str, full: bool, window: Option<Duration>) -> strata::Result<Option<i64>> {
-    let mut t = open(path);
+    let mut t = open_table(path);
     if let Some(w) = window {
         t.set_foreign_compaction_window(w);
     }
@@ -79,14 +68,14 @@ fn strata_compact(path: &str, full: bool, window: Option<Duration>) -> strata::R
 }
 
 fn orphans(path: &str) -> Vec<String> {
-    let t = open(path);
+    let t = open_table(path);
     let s = t.snapshot(None).unwrap().unwrap();
     t.orphan_deletion_vectors(&s).unwrap().into_iter().map(|(_, b, name)| format!("{name} (bucket {b})")).collect()
 }
 
 /// Strata's writer puts `ids` (name "s", v = id + 100), with `window` as its foreign-compaction window.
 fn strata_write(path: &str, ids: std::ops::Range<i64>, window: Option<Duration>, model: &mut Model) -> Option<i64> {
-    let mut t = open(path);
+    let mut t = open_table(path);
     if let Some(w) = window {
         t.set_foreign_compaction_window(w);
     }
@@ -140,22 +129,22 @@ fn strata_does_not_compact_a_bucket_a_running_java_writer_compacts() {
 
     // The repair: Strata's compaction left the removed file on disk, and Java's marks on it name the rows
     // that came back. A dry run counts them; once the Java writer has stopped, the repair restores them.
-    let report = repair_deletion_vectors(&open(&path), "strata-repair", true).unwrap();
+    let report = repair_deletion_vectors(&open_table(&path), "strata-repair", true).unwrap();
     assert_eq!((report.restored, report.snapshot), (10, None), "{report:?}");
     assert_eq!(
-        repair_deletion_vectors(&open(&path), "strata-repair", false).unwrap_err().kind(),
+        repair_deletion_vectors(&open_table(&path), "strata-repair", false).unwrap_err().kind(),
         ErrorKind::Conflict,
         "the Java writer compacted a moment ago"
     );
     java.call(&json!({"op": "close_writer", "writer": "app"}));
-    let mut t = open(&path);
+    let mut t = open_table(&path);
     t.set_foreign_compaction_window(Duration::ZERO);
     let report = repair_deletion_vectors(&t, "strata-repair", false).unwrap();
     assert_eq!(report.restored, 10, "{report:?}");
     assert!(report.snapshot.is_some());
     both_read(&mut java, &path, "after the repair", &model);
     assert_eq!(orphans(&path), Vec::<String>::new());
-    let again = repair_deletion_vectors(&open(&path), "strata-repair", false).unwrap();
+    let again = repair_deletion_vectors(&open_table(&path), "strata-repair", false).unwrap();
     assert_eq!((again.restored, again.snapshot), (0, None), "a second repair finds nothing: {again:?}");
 }
 
@@ -196,7 +185,7 @@ fn an_orphan_vector_java_leaves_is_read_past_named_and_compacted_away() {
     compact(&mut java, "c3", true);
     assert_eq!(orphans(&path).len(), 1, "Java 1.4.2 left one orphan vector");
     both_read(&mut java, &path, "a table with an orphan vector", &model);
-    let report = inspect(&open(&path), None).unwrap();
+    let report = inspect(&open_table(&path), None).unwrap();
     assert_eq!(report["orphanDeletionVectors"].as_array().map(Vec::len), Some(1), "inspect names it: {report}");
 
     // Java compacted a moment ago, so Strata refuses until told that compactor has stopped.
@@ -246,7 +235,7 @@ fn twenty_rounds_of_strata_writes_beside_a_java_compaction_job_lose_nothing() {
     let path = create(&mut java, &dir, 2);
     let mut rng = StdRng::seed_from_u64(52);
     let mut model = Model::new();
-    let t = open(&path);
+    let t = open_table(&path);
     let mut w = TableWriter::new(&t, "strata-app").unwrap();
     for round in 0..20 {
         random_strata_ops(&mut w, &mut rng, round, 20..80, &mut model);
@@ -287,16 +276,11 @@ fn twenty_rounds_of_a_write_only_java_writer_and_strata_as_its_compactor_lose_no
 fn twenty_rounds_of_a_write_only_strata_writer_and_java_as_its_compactor_lose_nothing() {
     let mut java = JavaPaimon::start();
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db.db/t").to_str().unwrap().to_string();
-    java.call(&json!({
-        "op": "create", "path": path,
-        "columns": [["id", "BIGINT NOT NULL"], ["name", "STRING"], ["v", "BIGINT"]],
-        "primary_keys": ["id"],
-        "options": {"bucket": "2", "deletion-vectors.enabled": "true", "write-only": "true"},
-    }));
+    let path =
+        java_create(&mut java, &dir, json!({"bucket": "2", "deletion-vectors.enabled": "true", "write-only": "true"}));
     let mut rng = StdRng::seed_from_u64(54);
     let mut model = Model::new();
-    let t = open(&path);
+    let t = open_table(&path);
     let mut w = TableWriter::new(&t, "strata-app").unwrap();
     for round in 0..20 {
         random_strata_ops(&mut w, &mut rng, round, 20..80, &mut model);

@@ -12,7 +12,7 @@ use strata::table::{create_tag, expire_snapshots, read_builder, ExpireOptions};
 use strata::TableWriter;
 
 use super::java_paimon::{
-    java_random_commit, java_rows, open_after_java, same, strata_random_commit, strata_rows, Model,
+    java_create, java_random_commit, java_rows, open_after_java, same, strata_random_commit, strata_rows, Model,
 };
 use crate::common::java::JavaPaimon;
 
@@ -24,13 +24,8 @@ fn strata_read_tag(path: &str, tag: &str) -> Model {
 fn tags_by_both(deletion_vectors: bool, seed: u64) {
     let mut java = JavaPaimon::start();
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db.db/t").to_str().unwrap().to_string();
-    java.call(&json!({
-        "op": "create", "path": path,
-        "columns": [["id", "BIGINT NOT NULL"], ["name", "STRING"], ["v", "BIGINT"]],
-        "primary_keys": ["id"],
-        "options": {"bucket": "2", "deletion-vectors.enabled": deletion_vectors.to_string()},
-    }));
+    let path =
+        java_create(&mut java, &dir, json!({"bucket": "2", "deletion-vectors.enabled": deletion_vectors.to_string()}));
     let mut rng = StdRng::seed_from_u64(seed);
     let mut model = Model::new();
     java_random_commit(&mut java, &path, &mut rng, 0, 30..80, &mut model);

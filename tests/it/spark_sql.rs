@@ -14,16 +14,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::Value;
 use strata::spec::{Datum, ErrorKind};
 use strata::table::create_tag;
-use strata::{FileIO, LocalFileIO, Table, TableWriter};
+use strata::{Table, TableWriter};
 
-use super::java_paimon::{open_after_java, random_strata_ops, same, strata_read, Model, Values};
+use super::java_paimon::{open_after_java, open_table, random_strata_ops, same, strata_read, Model, Values};
 use super::java_partitions::{strata_rows as strata_partition_rows, Rows, PARTITIONS};
 use crate::common::spark::SparkSql;
 use crate::common::strata_create;
@@ -53,14 +52,9 @@ fn create(wh: &str, name: &str, options: &[&str]) -> String {
     path
 }
 
-fn open(path: &str) -> Table {
-    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
-    Table::open(io, path).unwrap()
-}
-
 /// The deletion vectors of the latest snapshot of the table at `path`.
 fn deletion_vectors(path: &str) -> usize {
-    vectors_at(&open(path), None)
+    vectors_at(&open_table(path), None)
 }
 
 fn vectors_at(t: &Table, snapshot: Option<i64>) -> usize {
@@ -101,7 +95,7 @@ fn strata_writes_history(wh: &str, name: &str, options: &[&str], seed: u64) -> (
     let mut history: Vec<(i64, Model)> = Vec::new();
     let mut vectors_seen = 0;
     for round in 0..4 {
-        let t = open(&path);
+        let t = open_table(&path);
         let mut w = TableWriter::new(&t, "strata").unwrap();
         for _ in 0..2 {
             random_strata_ops(&mut w, &mut rng, round, 40..120, &mut model);
@@ -109,7 +103,7 @@ fn strata_writes_history(wh: &str, name: &str, options: &[&str], seed: u64) -> (
         }
         w.compact(round == 2).unwrap();
         vectors_seen = vectors_seen.max(deletion_vectors(&path));
-        let t = open(&path);
+        let t = open_table(&path);
         let id = t.snapshot(None).unwrap().unwrap().id;
         history.push((id, model.clone()));
         if round == 1 {
@@ -162,7 +156,7 @@ fn spark_reads_every_kind_of_table_strata_writes() {
     let options = ["bucket=2", DV, "deletion-vectors.bitmap64=true"];
     let (path, model, history) = strata_writes_history(&wh, "dv_bitmap64", &options, 9);
     same("dv_bitmap64: Strata's read", &strata_read(&path), &model);
-    let t = open(&path);
+    let t = open_table(&path);
     let (with_vectors, _) = history.iter().find(|(id, _)| vectors_at(&t, Some(*id)) > 0).unwrap();
     let err = spark.try_sql(&format!("SELECT * FROM s.db.dv_bitmap64 VERSION AS OF {with_vectors}")).unwrap_err();
     assert!(err.contains("Size not match"), "Paimon 0.9 on 64-bit deletion vectors: {err}");
@@ -254,7 +248,7 @@ fn spark_dml_on_a_strata_table_then_strata_writes_and_compacts() {
     let table = "s.db.t";
     let mut rng = StdRng::seed_from_u64(40);
     let mut model = Model::new();
-    let mut w = TableWriter::new(&open(&path), "strata").unwrap();
+    let mut w = TableWriter::new(&open_table(&path), "strata").unwrap();
     random_strata_ops(&mut w, &mut rng, 0, 100..200, &mut model);
     w.commit().unwrap();
     let mut vectors_seen = 0;
@@ -262,7 +256,7 @@ fn spark_dml_on_a_strata_table_then_strata_writes_and_compacts() {
         spark_dml_round(&mut spark, &path, table, &mut rng, round, &mut model);
         vectors_seen = vectors_seen.max(deletion_vectors(&path));
         if round == 0 {
-            let refused = TableWriter::new(&open(&path), "strata").unwrap().compact(true).unwrap_err();
+            let refused = TableWriter::new(&open_table(&path), "strata").unwrap().compact(true).unwrap_err();
             assert_eq!(refused.kind(), ErrorKind::Conflict, "{refused}");
             assert!(refused.to_string().contains("write-only"), "{refused}");
         }
@@ -291,13 +285,13 @@ fn spark_writes_write_only_while_strata_compacts() {
         model.extend(rows);
         let from = rng.random_range(0..280i64);
         // The DELETE reads the table as compacted: level 0 is not read in deletion-vector mode.
-        TableWriter::new(&open(&path), "strata-compactor").unwrap().compact(round == 3).unwrap();
+        TableWriter::new(&open_table(&path), "strata-compactor").unwrap().compact(round == 3).unwrap();
         spark.sql(&format!("DELETE FROM {table} WHERE id BETWEEN {from} AND {}", from + 20));
         model.retain(|id, _| !(from..=from + 20).contains(id));
-        TableWriter::new(&open(&path), "strata-compactor").unwrap().compact(false).unwrap();
+        TableWriter::new(&open_table(&path), "strata-compactor").unwrap().compact(false).unwrap();
         check(&mut spark, &path, table, &format!("round {round}"), &model);
     }
-    let t = open(&path);
+    let t = open_table(&path);
     let latest = t.snapshot(None).unwrap().unwrap().id;
     for id in 1..=latest {
         let s = t.snapshot(Some(id)).unwrap().unwrap();
@@ -328,7 +322,7 @@ fn spark_reads_and_writes_partitions_whose_values_need_escaping() {
     let (code, _, err) = strata_create(&path, schema, "p,id", &["bucket=1", DV], &["--partition-keys", "p"]);
     assert_eq!(code, 0, "{err}");
     let mut model = Rows::new();
-    let mut w = TableWriter::new(&open(&path), "strata").unwrap();
+    let mut w = TableWriter::new(&open_table(&path), "strata").unwrap();
     for p in PARTITIONS {
         for id in 0..10 {
             w.put(vec![p.map(|p| Datum::String(p.to_string())), Some(Datum::BigInt(id)), Some(Datum::BigInt(id))])
