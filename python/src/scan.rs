@@ -117,10 +117,15 @@ impl NativeTable {
         snapshot: Option<i64>,
     ) -> PyResult<PyArrowType<RecordBatch>> {
         let keys = all_keys(&self.table, keys)?;
-        // The rows come in the schema of the snapshot read, which may be older than the table's.
-        let schema = self.table.as_of(snapshot).py()?.layout().py()?.value_schema;
-        let found = py.detach(|| strata_table::get_many(&self.table, &keys, snapshot)).py()?;
-        Ok(PyArrowType(concat(&schema, &found.into_iter().flatten().collect::<Vec<_>>())?))
+        let found: Vec<RecordBatch> =
+            py.detach(|| strata_table::get_many(&self.table, &keys, snapshot)).py()?.into_iter().flatten().collect();
+        // The rows come in the schema of the snapshot read, which may be older than the table's; only when
+        // nothing was found is that schema read again.
+        let schema = match found.first() {
+            Some(b) => b.schema(),
+            None => self.table.as_of(snapshot).py()?.layout().py()?.value_schema,
+        };
+        Ok(PyArrowType(concat(&schema, &found)?))
     }
 
     /// A query for repeated lookups on snapshot `snapshot` (the latest when `None`).
