@@ -9,6 +9,7 @@ mod convert;
 mod errors;
 mod scan;
 mod table;
+mod values;
 mod write;
 
 use pyo3::prelude::*;

@@ -137,8 +137,7 @@ impl NativeTable {
                 None => TableQuery::new(&self.table),
             })
             .py()?;
-        let value_schema = self.table.as_of(snapshot).py()?.layout().py()?.value_schema;
-        Ok(NativeQuery { query, table: self.table.clone(), value_schema })
+        Ok(NativeQuery { query, table: self.table.clone() })
     }
 }
 
@@ -178,23 +177,26 @@ impl NativeTable {
 pub(crate) struct NativeQuery {
     query: TableQuery,
     table: Table,
-    /// The rows' schema, made once: a lookup costs microseconds, building the layout per call does not.
-    value_schema: arrow_schema::SchemaRef,
 }
 
 #[pymethods]
 impl NativeQuery {
-    /// The rows of the keys in `keys`, in key order, absent keys skipped; one batch.
+    /// The rows of the keys in `keys`, in the order given, absent keys skipped; one batch.
     fn get(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<PyArrowType<RecordBatch>> {
         let keys = all_keys(&self.table, keys)?;
-        let found = py
-            .detach(|| {
-                keys.iter().filter_map(|k| self.query.get(k).transpose()).collect::<strata_spec::Result<Vec<_>>>()
-            })
-            .py()?;
         // Rows carry the schema of the snapshot read (a refresh may have moved past a schema change).
-        let schema = found.first().map_or_else(|| self.value_schema.clone(), RecordBatch::schema);
-        Ok(PyArrowType(concat(&schema, &found)?))
+        let found = py.detach(|| self.query.get_many(&keys)).py()?;
+        Ok(PyArrowType(found.rows))
+    }
+
+    /// The row of one key (a value, or a tuple for a key of several columns) as a dict of Python values;
+    /// `None` when absent or deleted.
+    fn get_row<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let key = crate::values::key_datums(self.table.schema(), key)?;
+        match py.detach(|| self.query.get(&key)).py()? {
+            Some(row) => crate::values::row_dict(py, &row).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// Moves to the latest snapshot if newer; the snapshot read.

@@ -431,6 +431,10 @@ class Table:
                 if not isinstance(r, tuple) or len(r) != len(pk):
                     raise InvalidError(f"key {r!r}: expected a tuple of {len(pk)} values ({', '.join(pk)})")
             columns = [[r[i] for r in rows] for i in range(len(pk))]
+        for v, f in zip(columns, key_schema):
+            # pyarrow would truncate 1.5 to 1 and look up another key.
+            if pa.types.is_integer(f.type) and any(isinstance(x, float) for x in v):
+                raise InvalidError(f"keys do not fit the primary key ({', '.join(pk)}): {f.name} holds integers")
         try:
             arrays = [pa.array(v, type=f.type) for v, f in zip(columns, key_schema)]
             return pa.Table.from_batches([pa.RecordBatch.from_arrays(arrays, schema=key_schema)])
@@ -526,8 +530,15 @@ class Query:
         return self._native.snapshot_id
 
     def get(self, keys: Any) -> pa.Table:
-        """The rows with the given primary keys (as ``Table.get``)."""
+        """The rows with the given primary keys (as ``Table.get``), looked up together: each file is
+        probed and read once for all the keys it may hold."""
         return pa.Table.from_batches([self._native.get(self._table._key_table(keys))])
+
+    def get_row(self, key: Any) -> Optional[Dict[str, Any]]:
+        """The row of one primary key (a value, or a tuple for a key of several columns) as a dict of
+        column name to Python value, ``None`` when absent or deleted: ``get([key]).to_pylist()`` without an
+        Arrow table at either end (the fastest single-key lookup)."""
+        return self._native.get_row(key)
 
     def refresh(self) -> Optional[int]:
         """Moves to the latest snapshot if newer; the snapshot read."""

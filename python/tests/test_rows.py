@@ -70,9 +70,14 @@ def test_random_upserts_and_deletes_match_the_model(catalog, warehouse, rng, dv,
         keys_table = pa.table({"id": [k[0] for k in probe], "p": [k[1] for k in probe]})
         assert t.get(keys_table).to_pylist() == want
         assert t.query().get(keys_table).to_pylist() == want
+        rows = [t.query().get_row(k) for k in probe]
     else:
         assert t.get([k[0] for k in probe]).to_pylist() == want
         assert t.query().get([k[0] for k in probe]).to_pylist() == want
+        rows = [t.query().get_row(k[0]) for k in probe]
+    # One key at a time, as Python values (every column here takes the plain road).
+    assert [r for r in rows if r is not None] == want
+    assert [r is not None for r in rows] == [k in model for k in probe]
 
 
 def test_row_kinds_uniform_and_per_row(catalog):

@@ -84,6 +84,23 @@ def test_every_type_round_trips_and_both_oracles_read_it(catalog, warehouse, dv)
     # A None key is a key of no row (the primary key is NOT NULL): nothing is found for it, the rest is.
     assert t.get([5, None]).to_pylist() == [expected[5]]
     assert t.query().get([None, 6]).to_pylist() == [expected[6]]
+    # One key at a time as Python values: what get([key]).to_pylist() gives (this row's decimals, dates and
+    # timestamps take pyarrow's road; a table of plain columns does not, test_rows checks that one).
+    q = t.query()
+    for k in (0, 3, 5, 6, 299):
+        assert q.get_row(k) == expected[k]
+    assert q.get_row(10_000) is None and q.get_row(None) is None
+    for bad in ("5", 2**63, 1.5, True):
+        with pytest.raises(strata.InvalidError):
+            q.get_row(bad)
+    with pytest.raises(strata.InvalidError):
+        q.get_row((1, 2))
+    # A float is not an integer key, whole or not (pyarrow alone would look up 1 for 1.5).
+    for bad in ([1.5], [1.0], [5, 6.5]):
+        with pytest.raises(strata.InvalidError):
+            t.get(bad)
+        with pytest.raises(strata.InvalidError):
+            t.query().get(bad)
 
 
 def test_create_table_maps_arrow_types_to_paimon_types(catalog):

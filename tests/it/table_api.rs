@@ -121,6 +121,7 @@ fn a_table_query_equals_the_model_across_commits_and_keeps_its_snapshot() {
                     let got = got.map(|b| rows(&[b]).remove(&id).unwrap());
                     assert_eq!(got, expected.get(&id).cloned(), "case {n} commit {c} key {id}");
                 }
+                assert_many_equal(&query, &keys, &expected, &format!("case {n} commit {c}"));
                 if pass == 1 && n != 3 {
                     assert_eq!(query.stats().built, built, "case {n}: local files were rebuilt without a new snapshot");
                 }
@@ -153,6 +154,23 @@ fn a_table_query_equals_the_model_across_commits_and_keeps_its_snapshot() {
     }
 }
 
+/// `TableQuery::get_many` of `ids` (repeats and absent keys among them) answers like `expected`: a row per
+/// key found, in the order asked, and `found` says which.
+fn assert_many_equal(query: &strata::TableQuery, ids: &[i64], expected: &Model, case: &str) {
+    let keys: Vec<Vec<Option<Datum>>> = ids.iter().map(|&id| vec![Some(Datum::BigInt(id))]).collect();
+    let many = query.get_many(&keys).unwrap();
+    assert_eq!(many.found.len(), ids.len(), "{case}");
+    let mut at = 0;
+    for (&id, &found) in ids.iter().zip(&many.found) {
+        let got = found.then(|| {
+            at += 1;
+            rows(&[many.rows.slice(at - 1, 1)]).remove(&id).expect("the row found is the key's")
+        });
+        assert_eq!(got, expected.get(&id).cloned(), "{case}: get_many, key {id}");
+    }
+    assert_eq!(at, many.rows.num_rows(), "{case}: rows beyond the keys found");
+}
+
 /// One query shared by four threads, with cache bounds so small that local files are evicted and rebuilt
 /// while other threads use them, answers every lookup like the model; a fifth thread refreshing it as new
 /// snapshots land only ever moves it forward.
@@ -177,6 +195,8 @@ fn a_table_query_shared_by_threads_answers_like_the_model() {
                         let got = got.map(|b| rows(&[b]).remove(&id).unwrap());
                         assert_eq!(got, model.get(&id).cloned(), "dv {dv} thread {thread} key {id}");
                     }
+                    let ids: Vec<i64> = (0..300).map(|_| rng.random_range(0..1100)).collect();
+                    assert_many_equal(query, &ids, model, &format!("dv {dv} thread {thread}"));
                 });
             }
         });
@@ -202,6 +222,8 @@ fn a_table_query_shared_by_threads_answers_like_the_model() {
             let got = query.get(&[Some(Datum::BigInt(id))]).unwrap().map(|b| rows(&[b]).remove(&id).unwrap());
             assert_eq!(got, later.get(&id).cloned(), "dv {dv}: after the refresh, key {id}");
         }
+        assert_many_equal(&query, &(0..1100).rev().collect::<Vec<_>>(), &later, &format!("dv {dv}, every key"));
+        assert_many_equal(&query, &[], &later, &format!("dv {dv}, no key"));
     }
 }
 

@@ -131,16 +131,21 @@ fn value_row(layout: &KeyValueLayout, b: &RecordBatch, row: usize) -> Result<Rec
 /// or updates the key, `None` when it retracts it. (A deletion-vector table's lookups mostly end here,
 /// without a merge iterator.)
 fn only_copy(layout: &KeyValueLayout, b: &RecordBatch, row: usize) -> Result<Option<RecordBatch>> {
+    Ok(if row_is_live(layout, b, row)? { Some(value_row(layout, b, row)?) } else { None })
+}
+
+/// Whether row `row` of `b` (file layout) adds or updates its key (rather than retracting it).
+pub(crate) fn row_is_live(layout: &KeyValueLayout, b: &RecordBatch, row: usize) -> Result<bool> {
     let kind = b
         .column(layout.kind_index())
         .as_any()
         .downcast_ref::<arrow_array::Int8Array>()
         .filter(|k| row < k.len() && k.is_valid(row))
         .ok_or_else(|| Error::corrupt("the row kind is not a TINYINT value"))?;
-    match strata_format::RowKind::from_byte(kind.value(row))? {
-        strata_format::RowKind::Insert | strata_format::RowKind::UpdateAfter => value_row(layout, b, row).map(Some),
-        strata_format::RowKind::Delete | strata_format::RowKind::UpdateBefore => Ok(None),
-    }
+    Ok(match strata_format::RowKind::from_byte(kind.value(row))? {
+        strata_format::RowKind::Insert | strata_format::RowKind::UpdateAfter => true,
+        strata_format::RowKind::Delete | strata_format::RowKind::UpdateBefore => false,
+    })
 }
 
 /// Merges every copy of one key (`copies`: per file, its rows of the key and the file's level) with the

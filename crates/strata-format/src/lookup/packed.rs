@@ -220,20 +220,124 @@ impl PackedRows {
         rows: &[(&Buffer, Range<usize>)],
         schema: &arrow_schema::SchemaRef,
     ) -> Result<RecordBatch, String> {
-        let mut decoded = rows.iter().map(|(b, r)| self.decode(b, r.clone()));
-        let columns = match rows.len() {
-            1 => decoded.next().ok_or_else(|| "no row".to_string())??,
-            _ => {
-                let each: Vec<Vec<ArrayRef>> = decoded.collect::<Result<_, _>>()?;
-                (0..self.slots.len())
-                    .map(|c| {
-                        let parts: Vec<&dyn Array> = each.iter().map(|r| r[c].as_ref()).collect();
-                        arrow_select::concat::concat(&parts).map_err(|e| e.to_string())
-                    })
-                    .collect::<Result<_, _>>()?
-            }
+        let columns = match rows {
+            [(body, range)] => self.decode(body, range.clone())?,
+            _ => self.decode_many(rows)?,
         };
         RecordBatch::try_new(schema.clone(), columns).map_err(|e| e.to_string())
+    }
+
+    /// Many rows as columns of this schema, each column built in one pass over the rows (decoding each
+    /// row into one-row arrays and concatenating them made and dropped an array per value).
+    fn decode_many(&self, rows: &[(&Buffer, Range<usize>)]) -> Result<Vec<ArrayRef>, String> {
+        let mut columns: Vec<ColumnBuilder> =
+            self.slots.iter().map(|slot| ColumnBuilder::new(slot, rows.len())).collect();
+        let n = self.slots.len();
+        for (body, range) in rows {
+            let bytes = body.as_slice().get(range.clone()).ok_or_else(|| "a row lies outside its group".to_string())?;
+            let bitmap =
+                bytes.get(..n.div_ceil(8)).ok_or_else(|| "a row shorter than its validity bitmap".to_string())?;
+            let mut pos = bitmap.len();
+            for (i, column) in columns.iter_mut().enumerate() {
+                let valid = bitmap[i / 8] & (1 << (i % 8)) != 0;
+                pos = column.push(bytes, pos, valid)?;
+            }
+            if pos != bytes.len() {
+                return Err(format!("a row of {} bytes holds {pos} bytes of values", bytes.len()));
+            }
+        }
+        columns.into_iter().zip(&self.types).map(|(c, t)| c.finish(t, rows.len())).collect()
+    }
+}
+
+/// One column of many decoded rows, as it is built.
+struct ColumnBuilder {
+    slot: Slot,
+    valid: arrow_buffer::BooleanBufferBuilder,
+    /// Fixed-width values back to back (a boolean as its bit in `bits`).
+    values: MutableBuffer,
+    bits: arrow_buffer::BooleanBufferBuilder,
+    /// String and binary value ends.
+    offsets: Vec<i32>,
+}
+
+impl ColumnBuilder {
+    fn new(slot: &Slot, rows: usize) -> Self {
+        let (width, var) = match slot {
+            Slot::Fixed(w) | Slot::FixedBinary(w) => (*w, false),
+            Slot::Boolean => (0, false),
+            Slot::Utf8 | Slot::Binary => (16, true),
+        };
+        let mut offsets = Vec::with_capacity(if var { rows + 1 } else { 0 });
+        if var {
+            offsets.push(0);
+        }
+        ColumnBuilder {
+            slot: slot.clone(),
+            valid: arrow_buffer::BooleanBufferBuilder::new(rows),
+            values: MutableBuffer::with_capacity(width * rows),
+            bits: arrow_buffer::BooleanBufferBuilder::new(if matches!(slot, Slot::Boolean) { rows } else { 0 }),
+            offsets,
+        }
+    }
+
+    /// Appends the value at `pos` of `row` (nothing there when `!valid`); where the row's next value lies.
+    fn push(&mut self, row: &[u8], pos: usize, valid: bool) -> Result<usize, String> {
+        self.valid.append(valid);
+        let take = |len: usize| -> Result<&[u8], String> {
+            pos.checked_add(len)
+                .and_then(|end| row.get(pos..end))
+                .ok_or_else(|| "a value runs past its row".to_string())
+        };
+        match &self.slot {
+            Slot::Boolean => {
+                let v = if valid { take(1)?[0] & 1 == 1 } else { false };
+                self.bits.append(v);
+                Ok(pos + usize::from(valid))
+            }
+            Slot::Fixed(w) | Slot::FixedBinary(w) => {
+                let w = *w;
+                if valid {
+                    self.values.extend_from_slice(take(w)?);
+                    Ok(pos + w)
+                } else {
+                    self.values.extend_zeros(w);
+                    Ok(pos)
+                }
+            }
+            Slot::Utf8 | Slot::Binary => {
+                let end = self.offsets.last().copied().unwrap_or(0);
+                if !valid {
+                    self.offsets.push(end);
+                    return Ok(pos);
+                }
+                let l = take(4)?;
+                let len = u32::from_le_bytes([l[0], l[1], l[2], l[3]]) as usize;
+                let value = pos.checked_add(4).and_then(|at| Some((at, at.checked_add(len)?)));
+                let (at, stop) = value.ok_or_else(|| "a value runs past its row".to_string())?;
+                let bytes = row.get(at..stop).ok_or_else(|| "a value runs past its row".to_string())?;
+                self.values.extend_from_slice(bytes);
+                let end = i32::try_from(len)
+                    .ok()
+                    .and_then(|len| end.checked_add(len))
+                    .ok_or_else(|| "values over 2 GiB in one column".to_string())?;
+                self.offsets.push(end);
+                Ok(stop)
+            }
+        }
+    }
+
+    /// The column of `rows` values, typed `t` (checked as any array built from stored bytes).
+    fn finish(mut self, t: &ArrowType, rows: usize) -> Result<ArrayRef, String> {
+        let valid = NullBuffer::new(self.valid.finish());
+        let nulls = (valid.null_count() > 0).then_some(valid);
+        let buffers = match self.slot {
+            Slot::Boolean => vec![self.bits.finish().into_inner()],
+            Slot::Fixed(_) | Slot::FixedBinary(_) => vec![self.values.into()],
+            Slot::Utf8 | Slot::Binary => vec![Buffer::from_vec(self.offsets), self.values.into()],
+        };
+        let data = ArrayData::builder(t.clone()).len(rows).buffers(buffers).nulls(nulls).build();
+        data.map(arrow_array::make_array).map_err(|e| e.to_string())
     }
 }
 
@@ -387,6 +491,11 @@ mod tests {
             let _ = p.decode(&Buffer::from_vec(longer.clone()), r.start..longer.len());
             let junk = Buffer::from_vec(junk);
             let _ = p.decode(&junk, 0..junk.len());
+            // Many rows at once (built column by column), one of them malformed.
+            let _ = p.decode_rows(&[(&body, ranges[0].clone()), (&junk, 0..junk.len())], &b.schema());
+            let cut_short = r.start..r.start + cut.min(r.len());
+            let _ = p.decode_rows(&[(&body, ranges[0].clone()), (&body, cut_short)], &b.schema());
+            prop_assert!(p.decode_rows(&[(&body, ranges[0].clone()), (&body, r.start..r.end + 1)], &b.schema()).is_err());
             prop_assert!(p.decode(&body, r.start..r.end + 1).is_err());
         }
     }

@@ -29,15 +29,16 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use parking_lot::Mutex;
 use strata_dv::DeletionVector;
-use strata_format::lookup::{
-    KeyEncoder, LookupCacheOptions, LookupFile, LookupFileCache, LookupFileSpec, LookupStats, Probe,
-};
+use strata_format::lookup::{KeyEncoder, LookupCacheOptions, LookupFile, LookupFileCache, LookupFileSpec, LookupStats};
 use strata_format::{KeyValueLayout, MergeConfig};
 use strata_io::ScratchDir;
 use strata_spec::{DataFileMeta, Datum, Error, Result, Snapshot};
 
-use crate::point_read::{merge_copies, KeyRouter, RoutedKey};
+use crate::point_read::KeyRouter;
 use crate::table::{DeletionFile, Table};
+
+mod batch;
+pub use batch::FoundRows;
 
 /// Each (serialized partition, bucket)'s candidate files.
 type BucketFiles = HashMap<(Vec<u8>, i32), Vec<Arc<Candidate>>>;
@@ -49,6 +50,8 @@ type PartitionBuckets = HashMap<Vec<u8>, i32>;
 /// candidates it touches out of the lock without copying their metadata).
 struct Candidate {
     path: String,
+    /// Its place among the snapshot's live files: copies of a key in several files merge in this order.
+    order: usize,
     meta: DataFileMeta,
     min: Vec<u8>,
     max: Vec<u8>,
@@ -108,7 +111,7 @@ impl View {
         let mut buckets: BucketFiles = HashMap::new();
         let mut totals: PartitionBuckets = HashMap::new();
         let mut deletion_files = self.table.deletion_files(snapshot)?;
-        for e in self.table.live_files_shared(snapshot)?.iter() {
+        for (order, e) in self.table.live_files_shared(snapshot)?.iter().enumerate() {
             if self.raw && e.file.level == 0 {
                 continue;
             }
@@ -118,6 +121,7 @@ impl View {
             }
             buckets.entry((e.partition.serialize(), e.bucket)).or_default().push(Arc::new(Candidate {
                 path: self.table.data_file_path(e)?,
+                order,
                 min: self.keys.encode_row(&e.file.min_key)?,
                 max: self.keys.encode_row(&e.file.max_key)?,
                 meta: e.file.clone(),
@@ -167,51 +171,6 @@ impl State {
         self.partition_buckets = partition_buckets;
         self.snapshot = snapshot;
         Ok(())
-    }
-
-    /// The rows of `key` in `c`'s lookup file (file layout), minus those `dv` deletes; `Ok(None)` when there
-    /// are none, `Err(None)` when there is no usable lookup file (never built, evicted, or unreadable: then
-    /// it was dropped).
-    fn copies_in_file(
-        &mut self,
-        c: &Candidate,
-        key: &[u8],
-        dv: Option<&DeletionVector>,
-    ) -> std::result::Result<Option<RecordBatch>, Option<Error>> {
-        let positions: Vec<u64> = match self.cache.probe(&c.path, key) {
-            Probe::NotCached => return Err(None),
-            Probe::Positions(p) => p.map(|p| p as u64).filter(|&p| !dv.is_some_and(|d| d.is_deleted(p))).collect(),
-        };
-        if positions.is_empty() {
-            return Ok(None);
-        }
-        let schema = self.view.layout.file_schema.clone();
-        self.cache.read_rows(&c.path, &positions, &schema).map(Some).map_err(Some)
-    }
-
-    /// [`State::copies_in_file`], building the lookup file here, under the lock, when it is missing or
-    /// unreadable, so that nothing can take it away before it is read (eviction keeps the files of `hits`).
-    fn copies(
-        &mut self,
-        scratch: &ScratchDir,
-        c: &Candidate,
-        key: &[u8],
-        dv: Option<&DeletionVector>,
-        hits: &[Arc<Candidate>],
-    ) -> Result<Option<RecordBatch>> {
-        match self.copies_in_file(c, key, dv) {
-            Ok(rows) => Ok(rows),
-            Err(_) => {
-                let f = self.view.build(scratch, c)?;
-                self.cache.insert(c.path.clone(), f);
-                self.cache.evict(&keep_all(hits));
-                match self.copies_in_file(c, key, dv) {
-                    Ok(rows) => Ok(rows),
-                    Err(Some(e)) => Err(e),
-                    Err(None) => Err(Error::invalid("get", "a local lookup file vanished")),
-                }
-            }
-        }
     }
 }
 
@@ -307,78 +266,8 @@ impl TableQuery {
     /// The row whose primary key is `key` (values of every primary-key column, in the table's primary-key
     /// order) in the query's snapshot, as a one-row batch of all columns; `None` when absent or deleted.
     pub fn get(&self, key: &[Option<Datum>]) -> Result<Option<RecordBatch>> {
-        // Bounded: a round is redone only when the query moved to another snapshot meanwhile.
-        for _ in 0..8 {
-            // 1. Under the lock: the files that may hold the key, and what is missing for them.
-            let (view, snapshot_id, key_bytes, hits, missing, missing_vectors) = {
-                let st = self.state.lock();
-                let view = st.view.clone();
-                let RoutedKey { partition, bucket, key } = view.router.route(key)?;
-                let key_bytes = view.keys.encode(&key)?;
-                let partition = partition.serialize();
-                let total = st.partition_buckets.get(&partition).copied().unwrap_or(0);
-                let files: Vec<&Arc<Candidate>> = match bucket.bucket_for(total)? {
-                    Some(b) => st.buckets.get(&(partition, b)).into_iter().flatten().collect(),
-                    // Dynamic and postpone buckets: every bucket of the partition may hold the key.
-                    None => st
-                        .buckets
-                        .iter()
-                        .filter(|((p, b), _)| *p == partition && *b >= 0)
-                        .flat_map(|(_, files)| files.iter())
-                        .collect(),
-                };
-                let hits: Vec<Arc<Candidate>> = files
-                    .into_iter()
-                    .filter(|c| c.min.as_slice() <= key_bytes.as_slice() && key_bytes.as_slice() <= c.max.as_slice())
-                    .cloned()
-                    .collect();
-                let missing: Vec<Arc<Candidate>> =
-                    hits.iter().filter(|c| !st.cache.contains(&c.path)).cloned().collect();
-                let missing_vectors: Vec<DeletionFile> = hits
-                    .iter()
-                    .filter_map(|c| c.deletion_file.clone())
-                    .filter(|d| !st.vectors.contains_key(&(d.path.clone(), d.meta.offset)))
-                    .collect();
-                (view, st.snapshot.as_ref().map(|s| s.id), key_bytes, hits, missing, missing_vectors)
-            };
-            if hits.is_empty() {
-                return Ok(None);
-            }
-            // 2. Without the lock: build lookup files and read deletion vectors.
-            let mut built = Vec::with_capacity(missing.len());
-            for c in &missing {
-                built.push((c.path.clone(), view.build(&self.scratch, c)?));
-            }
-            let mut vectors = Vec::with_capacity(missing_vectors.len());
-            for d in &missing_vectors {
-                vectors.push(((d.path.clone(), d.meta.offset), Arc::new(d.read(view.table.io().as_ref())?)));
-            }
-            // 3. Under the lock again: keep what was built and look the key up in each file.
-            let mut st = self.state.lock();
-            if st.snapshot.as_ref().map(|s| s.id) != snapshot_id || !Arc::ptr_eq(&st.view, &view) {
-                continue;
-            }
-            if !built.is_empty() {
-                for (path, f) in built {
-                    st.cache.insert(path, f);
-                }
-                st.cache.evict(&keep_all(&hits));
-            }
-            st.vectors.extend(vectors);
-            let mut copies = Vec::new();
-            for c in &hits {
-                let dv = match &c.deletion_file {
-                    Some(d) => st.vectors.get(&(d.path.clone(), d.meta.offset)).cloned(),
-                    None => None,
-                };
-                if let Some(rows) = st.copies(&self.scratch, c, &key_bytes, dv.as_deref(), &hits)? {
-                    copies.push((vec![rows], c.meta.level));
-                }
-            }
-            drop(st);
-            return merge_copies(&view.layout, &view.merge, copies);
-        }
-        Err(Error::invalid("get", "the query moved to another snapshot during each of 8 attempts"))
+        let found = self.get_many(std::slice::from_ref(&key.to_vec()))?;
+        Ok(found.found.first().copied().unwrap_or(false).then_some(found.rows))
     }
 }
 
