@@ -132,8 +132,11 @@ fn a_table_query_equals_the_model_across_commits_and_keeps_its_snapshot() {
         let (memory, disk) = query.cache_bytes();
         if n == 3 {
             assert!(s.evicted > 0, "case {n}: nothing was evicted under a 1-byte bound: {s:?}");
+            assert_eq!(s.block_hits, 0, "case {n}: groups were kept under a 1-byte bound: {s:?}");
         } else {
             assert!(memory > 0 && disk > 0, "case {n}: local files take {memory} bytes in memory, {disk} on disk");
+            // The second pass over the same keys found their row groups decompressed in memory.
+            assert!(s.block_hits > 0, "case {n}: no row group was found in memory: {s:?}");
         }
         // A query pinned to the third snapshot, used only after more commits and a full compaction.
         let (old_id, old_model) = history[2].clone();

@@ -193,7 +193,7 @@ fn raw_arrow_scan(table: &Table) -> Result<(usize, f64)> {
     let started = Instant::now();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let rows = AtomicU64::new(0);
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let threads = strata_io::cores();
     std::thread::scope(|sc| {
         for _ in 0..threads {
             sc.spawn(|| loop {

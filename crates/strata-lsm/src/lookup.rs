@@ -266,7 +266,7 @@ mod tests {
         assert!(unbounded.stats().bloom_skips > 250, "bloom filters skipped only {:?}", unbounded.stats());
 
         // One index in memory at a time: the rest go to disk and come back.
-        let tiny = LookupCacheOptions { max_memory: 1, max_disk: u64::MAX, bloom_fpp: Some(0.01) };
+        let tiny = LookupCacheOptions { max_memory: 1, max_disk: u64::MAX, bloom_fpp: Some(0.01), cache_groups: false };
         let mut ll = LookupLevels::new(io.clone(), layout.clone(), "/b".into(), true, tiny).unwrap();
         assert_eq!(answers(&mut ll, &levels), want);
         let s = ll.stats();
@@ -289,7 +289,7 @@ mod tests {
         assert_eq!((ll.cached(), ll.memory_bytes()), (0, 0));
 
         // No disk either: evicted indexes are rebuilt from the data files; no bloom filters.
-        let none = LookupCacheOptions { max_memory: 1, max_disk: 0, bloom_fpp: None };
+        let none = LookupCacheOptions { max_memory: 1, max_disk: 0, bloom_fpp: None, cache_groups: false };
         let mut ll = LookupLevels::new(io, layout, "/b".into(), true, none).unwrap();
         assert_eq!(answers(&mut ll, &levels), want);
         let s = ll.stats();
@@ -299,7 +299,7 @@ mod tests {
     #[test]
     fn a_damaged_cache_file_is_rebuilt_from_the_data_file() {
         let (io, layout, levels) = setup();
-        let tiny = LookupCacheOptions { max_memory: 1, max_disk: u64::MAX, bloom_fpp: None };
+        let tiny = LookupCacheOptions { max_memory: 1, max_disk: u64::MAX, bloom_fpp: None, cache_groups: false };
         let mut ll = LookupLevels::new(io.clone(), layout.clone(), "/b".into(), false, tiny).unwrap();
         let k0 = key(&ll, 0);
         let k1 = key(&ll, 150);

@@ -123,6 +123,7 @@ impl WriterOptions {
                 max_memory: o.lookup_cache_max_memory_size()?,
                 max_disk: o.lookup_cache_max_disk_size()?,
                 bloom_fpp: o.lookup_bloom_filter_fpp()?,
+                cache_groups: false,
             },
         })
     }

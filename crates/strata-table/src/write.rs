@@ -550,7 +550,7 @@ impl TableWrite {
     fn prepare_buckets(&mut self, how: Prepare) -> Vec<(Vec<CommitMessage>, Option<Error>)> {
         let paths = self.table.path_factory().clone();
         let mut writers: Vec<&mut BucketWriter> = self.writers.values_mut().collect();
-        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).max(1);
+        let threads = strata_io::cores().max(1);
         let chunk = writers.len().div_ceil(threads).max(1);
         // Each bucket's outcome on its own: one bucket failing must not lose what the others handed over.
         std::thread::scope(|s| {

@@ -16,6 +16,8 @@ use strata_io::ScratchDir;
 use strata_spec::{Error, Result};
 
 use super::file::LookupFile;
+use super::groups::GroupCache;
+use super::rows::GROUP_ROWS;
 
 /// Local row files kept open at most (a reader holds a descriptor).
 pub const MAX_OPEN_READERS: usize = 64;
@@ -31,11 +33,14 @@ pub struct LookupCacheOptions {
     pub max_disk: u64,
     /// False-positive rate of the per-file bloom filters, `None` without bloom filters.
     pub bloom_fpp: Option<f64>,
+    /// Keep decompressed row groups in the memory the keys leave (point lookups, which read rows again and
+    /// again); compaction lookups read each row about once and do not.
+    pub cache_groups: bool,
 }
 
 impl Default for LookupCacheOptions {
     fn default() -> Self {
-        LookupCacheOptions { max_memory: 256 << 20, max_disk: u64::MAX, bloom_fpp: Some(0.05) }
+        LookupCacheOptions { max_memory: 256 << 20, max_disk: u64::MAX, bloom_fpp: Some(0.05), cache_groups: false }
     }
 }
 
@@ -54,6 +59,8 @@ pub struct LookupStats {
     pub bloom_skips: u64,
     /// Groups of rows (a few rows each) read from local row files.
     pub blocks_read: u64,
+    /// Groups of rows found decompressed in memory.
+    pub block_hits: u64,
 }
 
 /// What a probe of the cache found.
@@ -70,6 +77,11 @@ pub struct LookupFileCache {
     options: LookupCacheOptions,
     scratch: Arc<ScratchDir>,
     files: HashMap<String, LookupFile>,
+    /// Decompressed row groups, in the memory the files leave.
+    groups: GroupCache,
+    /// The id the next file inserted gets.
+    next_id: u64,
+    /// Memory the files take (keys, bloom filters, where groups lie); the groups' is theirs.
     memory: u64,
     disk: u64,
     clock: u64,
@@ -84,6 +96,8 @@ impl LookupFileCache {
             options,
             scratch,
             files: HashMap::new(),
+            groups: GroupCache::default(),
+            next_id: 1,
             memory: 0,
             disk: 0,
             clock: 0,
@@ -107,9 +121,9 @@ impl LookupFileCache {
         self.stats
     }
 
-    /// Bytes in memory and on local disk.
+    /// Bytes in memory (decompressed row groups included) and on local disk.
     pub fn bytes(&self) -> (u64, u64) {
-        (self.memory, self.disk)
+        (self.memory + self.groups.bytes(), self.disk)
     }
 
     /// Number of cached files.
@@ -145,6 +159,8 @@ impl LookupFileCache {
         }
         self.clock += 1;
         file.last_used = self.clock;
+        file.id = self.next_id;
+        self.next_id += 1;
         self.memory += file.memory_size();
         self.disk += file.disk_size();
         self.files.insert(name, file);
@@ -154,6 +170,7 @@ impl LookupFileCache {
     /// Drops `name`'s file (and its local file).
     pub fn forget(&mut self, name: &str) {
         if let Some(f) = self.files.remove(name) {
+            self.groups.drop_file(f.id);
             self.memory = self.memory.saturating_sub(f.memory_size());
             self.disk = self.disk.saturating_sub(f.disk_size());
             if f.reader_open() {
@@ -201,13 +218,16 @@ impl LookupFileCache {
     /// The rows at `positions` (ascending) of `name`'s file, as batches of `schema` (the file layout). A
     /// file that cannot be read is dropped and the error returned: build it again.
     pub fn read_rows(&mut self, name: &str, positions: &[u64], schema: &SchemaRef) -> Result<RecordBatch> {
+        self.groups.set_limit(self.group_room());
         let read = self.open_reader(name).and_then(|()| {
             let f = self.files.get_mut(name).ok_or_else(|| Error::invalid("lookup", "a lookup file vanished"))?;
-            f.read_rows(positions, schema)
+            f.read_rows(positions, schema, &mut self.groups)
         });
         match read {
             Ok((rows, blocks)) => {
                 self.stats.blocks_read += blocks;
+                let groups = positions.chunk_by(|a, b| a / GROUP_ROWS as u64 == b / GROUP_ROWS as u64).count();
+                self.stats.block_hits += (groups as u64).saturating_sub(blocks);
                 Ok(rows)
             }
             Err(e) => {
@@ -216,6 +236,15 @@ impl LookupFileCache {
                 self.stats.evicted += 1;
                 Err(e)
             }
+        }
+    }
+
+    /// The memory decompressed groups may take: what the files leave (none unless the options cache them).
+    fn group_room(&self) -> u64 {
+        if self.options.cache_groups {
+            self.options.max_memory.saturating_sub(self.memory)
+        } else {
+            0
         }
     }
 
@@ -247,6 +276,8 @@ impl LookupFileCache {
     /// Brings memory and local disk within their bounds, least recently used first, never touching the
     /// files in `keep`.
     pub fn evict(&mut self, keep: &HashSet<&str>) {
+        // Cached groups give way to keys first.
+        self.groups.set_limit(self.group_room());
         while self.memory > self.options.max_memory {
             let victim = self
                 .files

@@ -21,6 +21,7 @@ use strata_io::FileIO;
 use strata_spec::{Error, Result};
 
 use super::bloom::Bloom;
+use super::groups::GroupCache;
 use super::key::{key_positions, KeyEncoder};
 use super::rows::{RowCodec, RowFile, RowFileWriter, RowForm};
 use crate::bucket_read::{file_columns, open_data_file};
@@ -63,6 +64,8 @@ pub struct LookupFile {
     reader: Option<File>,
     compression: Option<arrow_ipc::CompressionType>,
     pub(super) last_used: u64,
+    /// Its id in the cache holding it (its groups are cached under it; a rebuilt file gets a new one).
+    pub(super) id: u64,
 }
 
 impl Drop for LookupFile {
@@ -114,6 +117,7 @@ impl LookupFile {
             reader: None,
             compression: spec.compression,
             last_used: 0,
+            id: 0,
         };
         let mut writer = match spec.with_rows {
             true => {
@@ -269,15 +273,20 @@ impl LookupFile {
     }
 
     /// The rows at `positions` (ascending) as a batch of `schema` (the file layout), through the open
-    /// reader; the rows and the number of row groups read.
-    pub(super) fn read_rows(&mut self, positions: &[u64], schema: &SchemaRef) -> Result<(RecordBatch, u64)> {
+    /// reader or from `groups`; the rows and the number of row groups read from the local file.
+    pub(super) fn read_rows(
+        &mut self,
+        positions: &[u64],
+        schema: &SchemaRef,
+        groups: &mut GroupCache,
+    ) -> Result<(RecordBatch, u64)> {
         let (Some((rows, form)), Some(file)) = (self.row_file.as_ref(), self.reader.as_ref()) else {
             return Err(Error::invalid("lookup file", "not open for row reads"));
         };
         if positions.is_empty() {
             return Ok((RecordBatch::new_empty(schema.clone()), 0));
         }
-        rows.read(file, positions, form, schema)
+        rows.read(file, positions, form, schema, Some((groups, self.id)))
     }
 }
 

@@ -6,6 +6,7 @@
 mod bloom;
 mod cache;
 mod file;
+mod groups;
 mod key;
 mod packed;
 mod rows;

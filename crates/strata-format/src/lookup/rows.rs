@@ -24,6 +24,7 @@ use arrow_row::{RowConverter, SortField};
 use arrow_schema::{Schema, SchemaRef};
 use strata_spec::{Error, Result};
 
+use super::groups::GroupCache;
 use super::packed::PackedRows;
 
 /// Bytes before a stored group's codec bytes: its raw length (u32 LE) and its codec's tag.
@@ -252,25 +253,40 @@ impl RowFile {
     }
 
     /// The rows at `positions` (ascending) as a batch of `schema` decoded from `form` (the one that wrote
-    /// them), read through `file` (this row file, open); and how many groups were read.
+    /// them), read through `file` (this row file, open) or taken from `cached` (the cache and this file's id
+    /// in it, which keeps the groups read); and how many groups were read from `file`.
     pub(crate) fn read(
         &self,
         file: &File,
         positions: &[u64],
         form: &RowForm,
         schema: &SchemaRef,
+        mut cached: Option<(&mut GroupCache, u64)>,
     ) -> Result<(RecordBatch, u64)> {
         let shown = self.path.display().to_string();
         let bad = |m: String| Error::Corrupt { path: shown.clone(), message: m };
         let mut bodies: Vec<(Buffer, Vec<std::ops::Range<usize>>)> = Vec::new();
         let mut current: Option<u64> = None;
+        let mut from_disk = 0u64;
         for &p in positions {
             if p >= self.rows {
                 return Err(bad(format!("row {p} asked of a file of {} rows", self.rows)));
             }
             let g = p / GROUP_ROWS as u64;
             if current != Some(g) {
-                bodies.push((self.group(file, g as usize).map_err(&bad)?, Vec::new()));
+                let id = |file_id: u64| (file_id, g);
+                let body = match cached.as_mut().and_then(|(c, file_id)| c.get(id(*file_id))) {
+                    Some(body) => body,
+                    None => {
+                        let body = self.group(file, g as usize).map_err(&bad)?;
+                        from_disk += 1;
+                        if let Some((c, file_id)) = cached.as_mut() {
+                            c.insert(id(*file_id), body.clone());
+                        }
+                        body
+                    }
+                };
+                bodies.push((body, Vec::new()));
                 current = Some(g);
             }
             let Some((body, picked)) = bodies.last_mut() else { continue };
@@ -294,7 +310,7 @@ impl RowFile {
         }))
         .map_err(|p| bad(format!("rows cannot be decoded: {}", strata_spec::panic_message(&p))))?
         .map_err(bad)?;
-        Ok((decoded, bodies.len() as u64))
+        Ok((decoded, from_disk))
     }
 
     /// Group `g`'s body, its CRC checked.
@@ -402,14 +418,14 @@ mod tests {
             let file = File::open(&rf.path).unwrap();
             let positions: Vec<u64> = picks.iter().filter(|&&p| p < n).map(|&p| p as u64).collect();
             prop_assume!(!positions.is_empty());
-            let (got, _) = rf.read(&file, &positions, &form, &schema()).unwrap();
+            let (got, _) = rf.read(&file, &positions, &form, &schema(), None).unwrap();
             let all = columns(n);
             let idx = arrow_array::UInt64Array::from(positions.clone());
             for (g, a) in got.columns().iter().zip(&all) {
                 let want = arrow_select::take::take(a.as_ref(), &idx, None).unwrap();
                 prop_assert_eq!(g.as_ref(), want.as_ref());
             }
-            prop_assert!(rf.read(&file, &[n as u64], &form, &schema()).is_err(), "a row past the end is an error");
+            prop_assert!(rf.read(&file, &[n as u64], &form, &schema(), None).is_err(), "a row past the end is an error");
         }
     }
 
@@ -438,7 +454,7 @@ mod tests {
             assert_eq!(tags, vec![if compressed { 1 } else { 0 }; 64 / GROUP_ROWS], "compressible: {compressed}");
             let file = File::open(&rf.path).unwrap();
             let all: Vec<u64> = (0..64).collect();
-            let (got, groups) = rf.read(&file, &all, &form, &schema).unwrap();
+            let (got, groups) = rf.read(&file, &all, &form, &schema, None).unwrap();
             assert_eq!((got.column(0).as_ref(), groups), (column.as_ref(), (64 / GROUP_ROWS) as u64));
         }
     }
@@ -457,7 +473,7 @@ mod tests {
                 std::fs::write(&rf.path, &bytes).unwrap();
                 let file = File::open(&rf.path).unwrap();
                 let all: Vec<u64> = (0..64).collect();
-                let err = rf.read(&file, &all, &form, &schema()).expect_err("a damaged group is detected");
+                let err = rf.read(&file, &all, &form, &schema(), None).expect_err("a damaged group is detected");
                 assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
             }
         }

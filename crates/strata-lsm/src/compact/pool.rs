@@ -18,7 +18,7 @@ pub(crate) fn compaction_pool() -> Option<&'static crossbeam::channel::Sender<Po
     static POOL: std::sync::OnceLock<Option<crossbeam::channel::Sender<PoolTask>>> = std::sync::OnceLock::new();
     POOL.get_or_init(|| {
         let (tx, rx) = crossbeam::channel::unbounded::<PoolTask>();
-        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        let threads = strata_io::cores();
         let started = (0..threads)
             .filter(|i| {
                 let rx = rx.clone();

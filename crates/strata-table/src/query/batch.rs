@@ -185,8 +185,7 @@ impl TableQuery {
             let plan = self.state.lock().plan(keys)?;
             let view = plan.view.clone();
             // 2. Without the lock: build lookup files and read deletion vectors.
-            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let built = strata_io::parallel_map(&plan.missing, threads, |c| view.build(&self.scratch, c));
+            let built = strata_io::parallel_map(&plan.missing, strata_io::cores(), |c| view.build(&self.scratch, c));
             let mut vectors = Vec::with_capacity(plan.missing_vectors.len());
             for d in &plan.missing_vectors {
                 vectors.push(((d.path.clone(), d.meta.offset), Arc::new(d.read(view.table.io().as_ref())?)));

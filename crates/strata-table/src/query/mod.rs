@@ -84,6 +84,8 @@ impl View {
             max_memory: o.lookup_cache_max_memory_size()?,
             max_disk: o.lookup_cache_max_disk_size()?,
             bloom_fpp: o.lookup_bloom_filter_fpp()?,
+            // A query reads rows again and again: their decompressed groups stay in the memory keys leave.
+            cache_groups: true,
         };
         let compression = match o.lookup_cache_spill_compression()?.as_str() {
             "zstd" => Some(arrow_ipc::CompressionType::ZSTD),

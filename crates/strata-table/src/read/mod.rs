@@ -252,7 +252,7 @@ pub(crate) fn read_in_parallel<T: Sync>(
     let results: parking_lot::Mutex<Vec<(usize, Vec<RecordBatch>)>> = parking_lot::Mutex::new(Vec::new());
     let first_error: parking_lot::Mutex<Option<strata_spec::Error>> = parking_lot::Mutex::new(None);
     let next = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(tasks.len().max(1));
+    let threads = strata_io::cores().min(tasks.len().max(1));
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {

@@ -252,7 +252,7 @@ impl ReadBuilder {
         // core idle for a quarter of the scan (and 6% larger files tipped it to 30% slower).
         let open_cost = options.split_open_file_cost()? as i64;
         let total: i64 = raw_files.iter().map(|(e, _)| e.file.file_size.max(open_cost)).sum();
-        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as i64;
+        let cores = strata_io::cores() as i64;
         let configured = options.split_target_size()? as i64;
         let target = configured.min((total + 4 * cores - 1) / (4 * cores)).max(1);
         let mut current: Option<DataSplit> = None;

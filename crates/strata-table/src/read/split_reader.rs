@@ -51,7 +51,7 @@ impl ReadBuilder {
     pub fn stream_plan(&self, plan: &Plan) -> Result<BatchStream> {
         let reader = Arc::new(self.split_reader_for(plan)?);
         let splits: Arc<Vec<DataSplit>> = Arc::new(plan.splits.clone());
-        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(splits.len().max(1));
+        let threads = strata_io::cores().min(splits.len().max(1));
         let (tx, rx) = crossbeam::channel::bounded::<Result<RecordBatch>>(2 * threads);
         let stop = Arc::new(AtomicBool::new(false));
         let next = Arc::new(AtomicUsize::new(0));
