@@ -49,7 +49,7 @@ pub use strata_format::{CmpOp, Predicate};
 pub use strata_io::{FileIO, LocalFileIO, MemoryFileIO};
 pub use strata_spec::{Error, ErrorKind, Result};
 pub use strata_store::{open_location, Location};
-pub use strata_table::TableQuery;
+pub use strata_table::{FoundRow, FoundRows, PackedTableRow, TableQuery};
 pub use strata_table::{get, BatchStream, Plan, ReadBuilder};
 pub use strata_table::{Consumer, ConsumerManager, FollowOptions, IncrementalMode, StartFrom, StreamScan};
 pub use strata_table::{FileSystemCatalog as Catalog, FileSystemCatalog, Table};

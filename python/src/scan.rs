@@ -193,10 +193,16 @@ impl NativeQuery {
     /// `None` when absent or deleted.
     fn get_row<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let key = crate::values::key_datums(self.table.schema(), key)?;
-        match py.detach(|| self.query.get(&key)).py()? {
-            Some(row) => crate::values::row_dict(py, &row).map(Some),
-            None => Ok(None),
-        }
+        let found = match py.detach(|| self.query.get_row(&key)).py()? {
+            Some(strata_table::FoundRow::Packed(row)) => match crate::values::packed_row_dict(py, &row)? {
+                Some(dict) => return Ok(Some(dict)),
+                // A column without a plain road: the row decoded, as `get` gives it.
+                None => py.detach(|| self.query.get(&key)).py()?,
+            },
+            Some(strata_table::FoundRow::Batch(row)) => Some(row),
+            None => None,
+        };
+        found.map(|row| crate::values::row_dict(py, &row)).transpose()
     }
 
     /// Moves to the latest snapshot if newer; the snapshot read.

@@ -13,8 +13,10 @@ use arrow_pyarrow::{FromPyArrow, PyArrowType, ToPyArrow};
 use arrow_schema::DataType as ArrowType;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString, PyTuple};
+use strata_format::lookup::PackedValue;
 use strata_format::{datum_at, exact_cast, to_arrow};
 use strata_spec::{DataType, Datum, TableSchema, TypeRoot, MAX_LENGTH};
+use strata_table::PackedTableRow;
 
 use crate::errors::{invalid, IntoPyResult};
 
@@ -73,6 +75,41 @@ fn datum_of(t: &DataType, column: &str, v: &Bound<'_, PyAny>) -> PyResult<Option
     let typed =
         exact_cast(&array, &t.with_nullable(true)).map_err(|r| invalid(&format!("key column '{column}'"), r))?;
     datum_at(typed.as_ref(), 0).py()
+}
+
+/// A row as stored, as a dict of column name to Python value; `None` (not Python's) when a column's type has
+/// no plain road (then `row_dict` of the decoded row).
+pub(crate) fn packed_row_dict<'py>(py: Python<'py>, row: &PackedTableRow) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let dict = PyDict::new(py);
+    let names = row.schema().fields();
+    let mut failed: Option<PyErr> = None;
+    let mut plain = true;
+    row.for_each_value(&mut |i, v| {
+        if failed.is_some() || !plain {
+            return;
+        }
+        let value = match v {
+            PackedValue::Null => py.None().into_bound(py),
+            PackedValue::Boolean(b) => PyBool::new(py, b).to_owned().into_any(),
+            PackedValue::Int(x) => match x.into_pyobject(py) {
+                Ok(x) => x.into_any(),
+                Err(e) => return failed = Some(e.into()),
+            },
+            PackedValue::Float(x) => PyFloat::new(py, x).into_any(),
+            PackedValue::Str(x) => PyString::new(py, x).into_any(),
+            PackedValue::Bytes(x) => PyBytes::new(py, x).into_any(),
+            PackedValue::Other(..) => return plain = false,
+        };
+        let Some(name) = names.get(i) else { return failed = Some(invalid("row", "more values than columns")) };
+        if let Err(e) = dict.set_item(PyString::intern(py, name.name()), value) {
+            failed = Some(e);
+        }
+    })
+    .py()?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(plain.then(|| dict.into_any())),
+    }
 }
 
 /// Row 0 of `row` as a dict of column name to Python value.

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use arrow_array::*;
 use arrow_schema::{DataType as ArrowType, Field, Schema, TimeUnit};
 use strata::spec::{DataType, Datum, TableSchema};
-use strata::{get, FileIO, LocalFileIO, Table, TableQuery, TableWriter};
+use strata::format::lookup::PackedValue;
+use strata::{get, FileIO, FoundRow, LocalFileIO, PackedTableRow, Table, TableQuery, TableWriter};
 
 /// (column, Paimon type, its Arrow type in Strata's files).
 fn columns() -> Vec<(&'static str, &'static str, ArrowType)> {
@@ -77,6 +78,37 @@ fn table(dir: &std::path::Path, dv: bool) -> Table {
     Table::create(io, dir.join(if dv { "dv" } else { "mor" }).to_str().unwrap(), schema).unwrap()
 }
 
+/// A row read in place holds `want`'s values: integers, floats, booleans, strings and binaries as such,
+/// other types as their stored little-endian bytes, and a null where `want` has one.
+fn assert_packed_row_is(row: &PackedTableRow, want: &RecordBatch) {
+    let mut seen = 0;
+    row.for_each_value(&mut |i, v| {
+        seen += 1;
+        let a = want.column(i);
+        let shown = arrow_cast::display::array_value_to_string(a, 0).unwrap();
+        match v {
+            PackedValue::Null => assert!(a.is_null(0), "column {i}"),
+            PackedValue::Int(x) => assert_eq!(x.to_string(), shown, "column {i}"),
+            PackedValue::Boolean(x) => assert_eq!(x.to_string(), shown, "column {i}"),
+            PackedValue::Float(x) => {
+                let f = arrow_cast::cast(a, &ArrowType::Float64).unwrap();
+                let f = f.as_any().downcast_ref::<Float64Array>().unwrap().value(0);
+                assert_eq!(x.to_bits(), f.to_bits(), "column {i}");
+            }
+            PackedValue::Str(x) => assert_eq!(x, shown, "column {i}"),
+            PackedValue::Bytes(x) => assert_eq!(x, a.as_any().downcast_ref::<BinaryArray>().unwrap().value(0)),
+            PackedValue::Other(t, bytes) => {
+                assert_eq!(t, a.data_type(), "column {i}");
+                let d = a.to_data();
+                let width = bytes.len();
+                assert_eq!(bytes, &d.buffers()[0].as_slice()[d.offset() * width..(d.offset() + 1) * width]);
+            }
+        }
+    })
+    .unwrap();
+    assert_eq!(seen, want.num_columns());
+}
+
 #[test]
 fn query_and_get_return_the_row_last_written_for_every_type() {
     let dir = tempfile::tempdir().unwrap();
@@ -102,6 +134,10 @@ fn query_and_get_return_the_row_last_written_for_every_type() {
             assert_eq!(got.columns(), want.columns(), "dv {dv}: TableQuery row of key {id}");
             let got = get(&t, &key, None).unwrap().unwrap();
             assert_eq!(got.columns(), want.columns(), "dv {dv}: get row of key {id}");
+            match query.get_row(&key).unwrap().expect("found by get_row") {
+                FoundRow::Batch(b) => assert_eq!(b.columns(), want.columns(), "dv {dv}: get_row of key {id}"),
+                FoundRow::Packed(row) => assert_packed_row_is(&row, want),
+            }
         }
         assert!(query.get(&[Some(Datum::BigInt(300))]).unwrap().is_none());
         assert!(query.stats().built > 0, "dv {dv}: no lookup file was built");

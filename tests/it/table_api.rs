@@ -120,6 +120,8 @@ fn a_table_query_equals_the_model_across_commits_and_keeps_its_snapshot() {
                     let got = query.get(&[Some(Datum::BigInt(id))]).unwrap();
                     let got = got.map(|b| rows(&[b]).remove(&id).unwrap());
                     assert_eq!(got, expected.get(&id).cloned(), "case {n} commit {c} key {id}");
+                    let row = query.get_row(&[Some(Datum::BigInt(id))]).unwrap().map(|r| found_row(id, r));
+                    assert_eq!(row, expected.get(&id).cloned(), "case {n} commit {c} key {id}: get_row");
                 }
                 assert_many_equal(&query, &keys, &expected, &format!("case {n} commit {c}"));
                 if pass == 1 && n != 3 {
@@ -154,6 +156,34 @@ fn a_table_query_equals_the_model_across_commits_and_keeps_its_snapshot() {
         assert!(err.to_string().contains("10000"), "{err}");
         let err = query.get(&[]).unwrap_err();
         assert!(err.to_string().contains("primary key"), "{err}");
+    }
+}
+
+/// The model's row of a `TableQuery::get_row` answer for key `id`: read in place from its packed form, or
+/// from the decoded batch.
+fn found_row(id: i64, row: strata::FoundRow) -> (String, Option<i64>) {
+    use strata::format::lookup::PackedValue;
+    match row {
+        strata::FoundRow::Batch(b) => rows(&[b]).remove(&id).expect("the row found is the key's"),
+        strata::FoundRow::Packed(p) => {
+            let names: Vec<String> = p.schema().fields().iter().map(|f| f.name().clone()).collect();
+            assert_eq!(names, ["id", "name", "v"]);
+            let (mut name, mut v) = (None, None);
+            let mut seen = Vec::new();
+            p.for_each_value(&mut |i, value| {
+                seen.push(i);
+                match (i, value) {
+                    (0, PackedValue::Int(k)) => assert_eq!(k, id),
+                    (1, PackedValue::Str(s)) => name = Some(s.to_string()),
+                    (2, PackedValue::Int(x)) => v = Some(x),
+                    (2, PackedValue::Null) => {}
+                    other => panic!("unexpected value {other:?}"),
+                }
+            })
+            .unwrap();
+            assert_eq!(seen, [0, 1, 2]);
+            (name.expect("a name"), v)
+        }
     }
 }
 

@@ -60,7 +60,7 @@ pub use distributed::{
 
 // Reading: planning and reading splits, point lookups, time travel.
 pub use point_read::{get, get_many};
-pub use query::{FoundRows, TableQuery};
+pub use query::{FoundRow, FoundRows, PackedTableRow, TableQuery};
 pub use read::{BatchStream, DataSplit, Plan, ReadBuilder, ScanResult};
 pub use scan::{scan, ScanOptions};
 pub use time_travel::{

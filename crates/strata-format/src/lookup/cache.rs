@@ -17,6 +17,7 @@ use strata_spec::{Error, Result};
 
 use super::file::LookupFile;
 use super::groups::GroupCache;
+use super::packed::PackedRow;
 use super::rows::GROUP_ROWS;
 
 /// Local row files kept open at most (a reader holds a descriptor).
@@ -218,16 +219,39 @@ impl LookupFileCache {
     /// The rows at `positions` (ascending) of `name`'s file, as batches of `schema` (the file layout). A
     /// file that cannot be read is dropped and the error returned: build it again.
     pub fn read_rows(&mut self, name: &str, positions: &[u64], schema: &SchemaRef) -> Result<RecordBatch> {
+        let groups = positions.chunk_by(|a, b| a / GROUP_ROWS as u64 == b / GROUP_ROWS as u64).count() as u64;
+        self.with_reader(name, |f, cached| {
+            f.read_rows(positions, schema, cached).map(|(rows, read)| (rows, read, groups))
+        })
+    }
+
+    /// Row `position` of `name`'s file in packed form, not decoded; `None` when its rows have no packed form
+    /// (nested types). A file that cannot be read is dropped and the error returned, as for `read_rows`.
+    pub fn packed_row(&mut self, name: &str, position: u64) -> Result<Option<PackedRow>> {
+        self.with_reader(name, |f, cached| {
+            f.packed_row(position, cached).map(|(row, read)| {
+                let touched = u64::from(row.is_some());
+                (row, read, touched)
+            })
+        })
+    }
+
+    /// `read` on `name`'s file, opened, with the group cache; `read` gives what it read, how many groups it
+    /// read from the local file and how many it touched.
+    fn with_reader<T>(
+        &mut self,
+        name: &str,
+        read: impl FnOnce(&mut LookupFile, &mut GroupCache) -> Result<(T, u64, u64)>,
+    ) -> Result<T> {
         self.groups.set_limit(self.group_room());
         let read = self.open_reader(name).and_then(|()| {
             let f = self.files.get_mut(name).ok_or_else(|| Error::invalid("lookup", "a lookup file vanished"))?;
-            f.read_rows(positions, schema, &mut self.groups)
+            read(f, &mut self.groups)
         });
         match read {
-            Ok((rows, blocks)) => {
+            Ok((rows, blocks, touched)) => {
                 self.stats.blocks_read += blocks;
-                let groups = positions.chunk_by(|a, b| a / GROUP_ROWS as u64 == b / GROUP_ROWS as u64).count();
-                self.stats.block_hits += (groups as u64).saturating_sub(blocks);
+                self.stats.block_hits += touched.saturating_sub(blocks);
                 Ok(rows)
             }
             Err(e) => {

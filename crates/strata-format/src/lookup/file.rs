@@ -23,6 +23,7 @@ use strata_spec::{Error, Result};
 use super::bloom::Bloom;
 use super::groups::GroupCache;
 use super::key::{key_positions, KeyEncoder};
+use super::packed::PackedRow;
 use super::rows::{RowCodec, RowFile, RowFileWriter, RowForm};
 use crate::bucket_read::{file_columns, open_data_file};
 use crate::file_ref::DataFileRef;
@@ -287,6 +288,16 @@ impl LookupFile {
             return Ok((RecordBatch::new_empty(schema.clone()), 0));
         }
         rows.read(file, positions, form, schema, Some((groups, self.id)))
+    }
+
+    /// Row `position` in packed form (`None` when the rows are not packed), through the open reader or from
+    /// `groups`; and how many groups were read from the local file.
+    pub(super) fn packed_row(&mut self, position: u64, groups: &mut GroupCache) -> Result<(Option<PackedRow>, u64)> {
+        let (Some((rows, form)), Some(file)) = (self.row_file.as_ref(), self.reader.as_ref()) else {
+            return Err(Error::invalid("lookup file", "not open for row reads"));
+        };
+        let (row, read) = rows.packed_row(file, position, form, Some((groups, self.id)))?;
+        Ok((row, u64::from(read)))
     }
 }
 

@@ -14,3 +14,4 @@ mod rows;
 pub use cache::{LookupCacheOptions, LookupFileCache, LookupStats, Probe, MAX_OPEN_READERS};
 pub use file::{LookupFile, LookupFileSpec};
 pub use key::KeyEncoder;
+pub use packed::{PackedRow, PackedValue};

@@ -45,6 +45,48 @@ pub(crate) struct PackedRows {
     var_columns: usize,
 }
 
+/// One value of a packed row, borrowed from the row's bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PackedValue<'a> {
+    /// No value.
+    Null,
+    /// BOOLEAN.
+    Boolean(bool),
+    /// TINYINT, SMALLINT, INT or BIGINT, widened.
+    Int(i64),
+    /// FLOAT (widened) or DOUBLE.
+    Float(f64),
+    /// A string (UTF-8 checked).
+    Str(&'a str),
+    /// BYTES, VARBINARY or BINARY.
+    Bytes(&'a [u8]),
+    /// A value of another fixed-width type (DECIMAL, DATE, TIME, TIMESTAMP): its Arrow type and its
+    /// little-endian bytes.
+    Other(&'a ArrowType, &'a [u8]),
+}
+
+/// One row of a local lookup file in packed form, not decoded: its values are read in place.
+#[derive(Debug, Clone)]
+pub struct PackedRow {
+    pub(crate) body: Buffer,
+    pub(crate) range: Range<usize>,
+    pub(crate) form: Arc<PackedRows>,
+}
+
+impl PackedRow {
+    /// Calls `f` with each column's index (the file layout's) and value, in column order. A row whose bytes
+    /// do not parse (a length past its end, a string that is not UTF-8) is an error, and `f` may have seen
+    /// some of its values by then.
+    pub fn for_each_value(&self, f: &mut dyn FnMut(usize, PackedValue<'_>)) -> strata_spec::Result<()> {
+        let bytes = self
+            .body
+            .as_slice()
+            .get(self.range.clone())
+            .ok_or_else(|| strata_spec::Error::corrupt("a lookup row lies outside its group".to_string()))?;
+        self.form.visit(bytes, f).map_err(|m| strata_spec::Error::corrupt(format!("a lookup row: {m}")))
+    }
+}
+
 /// The width of a fixed-width type Strata stores, `None` for any other type.
 fn fixed_width(t: &ArrowType) -> Option<usize> {
     Some(match t {
@@ -127,6 +169,63 @@ impl PackedRows {
                     out.extend_from_slice(&d.buffers()[1].as_slice()[s..e]);
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Calls `f` with each value of the row `bytes`, in column order.
+    pub(crate) fn visit(&self, bytes: &[u8], f: &mut dyn FnMut(usize, PackedValue<'_>)) -> Result<(), String> {
+        let n = self.slots.len();
+        let bitmap = bytes.get(..n.div_ceil(8)).ok_or_else(|| "a row shorter than its validity bitmap".to_string())?;
+        let mut pos = bitmap.len();
+        let take = |pos: &mut usize, len: usize| -> Result<&[u8], String> {
+            let end = pos.checked_add(len).filter(|&e| e <= bytes.len()).ok_or("a value runs past its row")?;
+            let v = &bytes[*pos..end];
+            *pos = end;
+            Ok(v)
+        };
+        for (i, (slot, t)) in self.slots.iter().zip(&self.types).enumerate() {
+            if bitmap[i / 8] & (1 << (i % 8)) == 0 {
+                f(i, PackedValue::Null);
+                continue;
+            }
+            let value = match slot {
+                Slot::Boolean => PackedValue::Boolean(take(&mut pos, 1)?[0] & 1 == 1),
+                Slot::FixedBinary(w) => PackedValue::Bytes(take(&mut pos, *w)?),
+                Slot::Fixed(w) => {
+                    let v = take(&mut pos, *w)?;
+                    let le8 = |v: &[u8]| {
+                        let mut b = [0u8; 8];
+                        b[..v.len().min(8)].copy_from_slice(&v[..v.len().min(8)]);
+                        b
+                    };
+                    match t {
+                        ArrowType::Int8 => PackedValue::Int(i64::from(v[0] as i8)),
+                        ArrowType::Int16 => PackedValue::Int(i64::from(i16::from_le_bytes([v[0], v[1]]))),
+                        ArrowType::Int32 => PackedValue::Int(i64::from(i32::from_le_bytes([v[0], v[1], v[2], v[3]]))),
+                        ArrowType::Int64 => PackedValue::Int(i64::from_le_bytes(le8(v))),
+                        ArrowType::Float32 => {
+                            PackedValue::Float(f64::from(f32::from_le_bytes([v[0], v[1], v[2], v[3]])))
+                        }
+                        ArrowType::Float64 => PackedValue::Float(f64::from_le_bytes(le8(v))),
+                        other => PackedValue::Other(other, v),
+                    }
+                }
+                Slot::Utf8 | Slot::Binary => {
+                    let l = take(&mut pos, 4)?;
+                    let len = u32::from_le_bytes([l[0], l[1], l[2], l[3]]) as usize;
+                    let v = take(&mut pos, len)?;
+                    if matches!(slot, Slot::Utf8) {
+                        PackedValue::Str(std::str::from_utf8(v).map_err(|e| e.to_string())?)
+                    } else {
+                        PackedValue::Bytes(v)
+                    }
+                }
+            };
+            f(i, value);
+        }
+        if pos != bytes.len() {
+            return Err(format!("a row of {} bytes holds {pos} bytes of values", bytes.len()));
         }
         Ok(())
     }
@@ -475,7 +574,45 @@ mod tests {
             let got = p.decode_rows(&rows, &b.schema()).unwrap();
             let idx = UInt32Array::from_iter_values(picked.iter().map(|&i| i as u32));
             let want = arrow_select::take::take_record_batch(&b, &idx).unwrap();
-            prop_assert_eq!(got, want);
+            prop_assert_eq!(&got, &want);
+            // Visited in place, each row gives the same values as its decoded row.
+            for (r, &i) in picked.iter().enumerate() {
+                let row = PackedRow { body: body.clone(), range: ranges[i].clone(), form: Arc::new(p.clone()) };
+                let mut seen = 0;
+                row.for_each_value(&mut |c, v| {
+                    seen += 1;
+                    assert_eq!(c + 1, seen, "columns in order");
+                    let a = want.column(c);
+                    assert_eq!(matches!(v, PackedValue::Null), a.is_null(r), "column {c} row {r}");
+                    match v {
+                        PackedValue::Int(x) => {
+                            let x = arrow_cast::cast(&Int64Array::from(vec![x]), a.data_type()).unwrap();
+                            assert_eq!(x.to_data(), a.slice(r, 1).to_data(), "column {c}");
+                        }
+                        PackedValue::Float(x) => {
+                            let want = arrow_cast::cast(&a.slice(r, 1), &ArrowType::Float64).unwrap();
+                            let want = want.as_any().downcast_ref::<Float64Array>().unwrap().value(0);
+                            assert_eq!(x.to_bits(), want.to_bits(), "column {c}");
+                        }
+                        PackedValue::Str(x) => assert_eq!(x, a.as_any().downcast_ref::<StringArray>().unwrap().value(r)),
+                        PackedValue::Bytes(x) => {
+                            let want = arrow_cast::display::array_value_to_string(a, r).unwrap();
+                            let got = arrow_cast::display::array_value_to_string(
+                                &arrow_cast::cast(&BinaryArray::from(vec![x]), a.data_type()).unwrap(), 0).unwrap();
+                            assert_eq!(got, want, "column {c}");
+                        }
+                        PackedValue::Boolean(x) => {
+                            assert_eq!(x, a.as_any().downcast_ref::<BooleanArray>().unwrap().value(r))
+                        }
+                        PackedValue::Other(t, bytes) => {
+                            assert_eq!(t, a.data_type());
+                            assert_eq!(bytes.len(), fixed_width(t).unwrap());
+                        }
+                        PackedValue::Null => {}
+                    }
+                }).unwrap();
+                prop_assert_eq!(seen, b.num_columns());
+            }
         }
 
         /// Any bytes as a row, or a packed row cut short or lengthened: an error or some row, never a panic.
@@ -486,6 +623,11 @@ mod tests {
             let (body, ranges) = pack(&p, b.columns());
             let r = ranges[2].clone();
             let _ = p.decode(&body, r.start..r.start + cut.min(r.len()));
+            let mut ignore = |_: usize, _: PackedValue<'_>| {};
+            let _ = p.visit(&body[r.start..r.start + cut.min(r.len())], &mut ignore);
+            let _ = p.visit(&junk, &mut ignore);
+            let longer_row = p.visit(&body[r.start..(r.end + 1).min(body.len())], &mut ignore);
+            prop_assert!(longer_row.is_err() || r.end == body.len());
             let mut longer = body.as_slice().to_vec();
             longer.extend_from_slice(&junk);
             let _ = p.decode(&Buffer::from_vec(longer.clone()), r.start..longer.len());

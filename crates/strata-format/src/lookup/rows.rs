@@ -17,6 +17,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_buffer::Buffer;
@@ -25,7 +26,7 @@ use arrow_schema::{Schema, SchemaRef};
 use strata_spec::{Error, Result};
 
 use super::groups::GroupCache;
-use super::packed::PackedRows;
+use super::packed::{PackedRow, PackedRows};
 
 /// Bytes before a stored group's codec bytes: its raw length (u32 LE) and its codec's tag.
 const GROUP_HEADER: usize = 5;
@@ -99,7 +100,7 @@ fn worth_it(compressed: usize, raw: usize) -> bool {
 /// shares buffers), arrow-row otherwise (nested types).
 #[derive(Debug)]
 pub(crate) enum RowForm {
-    Packed(PackedRows),
+    Packed(Arc<PackedRows>),
     Arrow(RowConverter),
 }
 
@@ -107,7 +108,7 @@ impl RowForm {
     /// The form of rows of `schema`.
     pub(crate) fn of(schema: &Schema) -> Result<Self> {
         if let Some(p) = PackedRows::new(schema) {
-            return Ok(RowForm::Packed(p));
+            return Ok(RowForm::Packed(Arc::new(p)));
         }
         let fields = schema.fields().iter().map(|f| SortField::new(f.data_type().clone())).collect();
         RowConverter::new(fields).map(RowForm::Arrow).map_err(|e| Error::invalid("lookup file", e.to_string()))
@@ -274,18 +275,8 @@ impl RowFile {
             }
             let g = p / GROUP_ROWS as u64;
             if current != Some(g) {
-                let id = |file_id: u64| (file_id, g);
-                let body = match cached.as_mut().and_then(|(c, file_id)| c.get(id(*file_id))) {
-                    Some(body) => body,
-                    None => {
-                        let body = self.group(file, g as usize).map_err(&bad)?;
-                        from_disk += 1;
-                        if let Some((c, file_id)) = cached.as_mut() {
-                            c.insert(id(*file_id), body.clone());
-                        }
-                        body
-                    }
-                };
+                let (body, read) = self.cached_group(file, g, &mut cached).map_err(&bad)?;
+                from_disk += u64::from(read);
                 bodies.push((body, Vec::new()));
                 current = Some(g);
             }
@@ -311,6 +302,43 @@ impl RowFile {
         .map_err(|p| bad(format!("rows cannot be decoded: {}", strata_spec::panic_message(&p))))?
         .map_err(bad)?;
         Ok((decoded, from_disk))
+    }
+
+    /// Row `position` in packed form, read through `file` or taken from `cached` as [`RowFile::read`] does;
+    /// `None` when the rows are in arrow-row form. And whether its group was read from `file`.
+    pub(crate) fn packed_row(
+        &self,
+        file: &File,
+        position: u64,
+        form: &RowForm,
+        mut cached: Option<(&mut GroupCache, u64)>,
+    ) -> Result<(Option<PackedRow>, bool)> {
+        let RowForm::Packed(form) = form else { return Ok((None, false)) };
+        let shown = self.path.display().to_string();
+        let bad = |m: String| Error::Corrupt { path: shown.clone(), message: m };
+        if position >= self.rows {
+            return Err(bad(format!("row {position} asked of a file of {} rows", self.rows)));
+        }
+        let (body, read) = self.cached_group(file, position / GROUP_ROWS as u64, &mut cached).map_err(&bad)?;
+        let range = row_in(body.as_slice(), (position % GROUP_ROWS as u64) as usize).map_err(&bad)?;
+        Ok((Some(PackedRow { body, range, form: form.clone() }), read))
+    }
+
+    /// Group `g`'s body from `cached` when it holds it, else read (and kept there); whether it was read.
+    fn cached_group(
+        &self,
+        file: &File,
+        g: u64,
+        cached: &mut Option<(&mut GroupCache, u64)>,
+    ) -> std::result::Result<(Buffer, bool), String> {
+        if let Some(body) = cached.as_mut().and_then(|(c, file_id)| c.get((*file_id, g))) {
+            return Ok((body, false));
+        }
+        let body = self.group(file, usize::try_from(g).map_err(|_| format!("group {g}"))?)?;
+        if let Some((c, file_id)) = cached.as_mut() {
+            c.insert((*file_id, g), body.clone());
+        }
+        Ok((body, true))
     }
 
     /// Group `g`'s body, its CRC checked.

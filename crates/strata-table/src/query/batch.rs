@@ -7,8 +7,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::{Array, RecordBatch};
+use arrow_schema::SchemaRef;
 use strata_dv::DeletionVector;
-use strata_format::lookup::Probe;
+use strata_format::lookup::{PackedRow, PackedValue, Probe};
 use strata_io::ScratchDir;
 use strata_spec::{Datum, Error, Result};
 
@@ -27,16 +28,16 @@ pub struct FoundRows {
 }
 
 /// What one lookup needs, worked out under the query's lock.
-pub(super) struct Plan {
-    pub(super) view: Arc<View>,
-    pub(super) snapshot_id: Option<i64>,
+struct Plan {
+    view: Arc<View>,
+    snapshot_id: Option<i64>,
     /// Each key asked, as the lookup files hold keys (arrow-row bytes).
     key_bytes: Vec<Vec<u8>>,
     /// The files that may hold some of the keys, each with the indices of those keys.
     files: Vec<(Arc<Candidate>, Vec<usize>)>,
     /// Files with no lookup file yet, and deletion vectors not loaded yet.
-    pub(super) missing: Vec<Arc<Candidate>>,
-    pub(super) missing_vectors: Vec<DeletionFile>,
+    missing: Vec<Arc<Candidate>>,
+    missing_vectors: Vec<DeletionFile>,
 }
 
 /// One file's rows of the keys it was asked for: the rows (file layout), and per row read the key asking.
@@ -50,7 +51,7 @@ type Copies = (Vec<(RecordBatch, i32)>, Vec<Copy>);
 
 impl State {
     /// The files that may hold each of `keys`, and what is missing to look in them.
-    pub(super) fn plan(&self, keys: &[Vec<Option<Datum>>]) -> Result<Plan> {
+    fn plan(&self, keys: &[Vec<Option<Datum>>]) -> Result<Plan> {
         let view = self.view.clone();
         let mut key_bytes = Vec::with_capacity(keys.len());
         let mut files: Vec<(Arc<Candidate>, Vec<usize>)> = Vec::new();
@@ -98,10 +99,7 @@ impl State {
         let hits: Vec<Arc<Candidate>> = plan.files.iter().map(|(c, _)| c.clone()).collect();
         let (mut batches, mut copies) = (Vec::new(), Vec::new());
         for (c, keys) in &plan.files {
-            let dv = match &c.deletion_file {
-                Some(d) => self.vectors.get(&(d.path.clone(), d.meta.offset)).cloned(),
-                None => None,
-            };
+            let dv = self.vector_of(c);
             let read = match self.rows_of_keys(c, keys, &plan.key_bytes, dv.as_deref()) {
                 Ok(read) => read,
                 Err(_) => {
@@ -123,6 +121,12 @@ impl State {
             }
         }
         Ok((batches, copies))
+    }
+
+    /// The deletion vector of `c`, loaded.
+    fn vector_of(&self, c: &Candidate) -> Option<Arc<DeletionVector>> {
+        let d = c.deletion_file.as_ref()?;
+        self.vectors.get(&(d.path.clone(), d.meta.offset)).cloned()
     }
 
     /// The rows of `keys` in `c`'s lookup file, minus those `dv` deletes, with the key each row answers;
@@ -172,17 +176,110 @@ impl State {
     }
 }
 
+/// One key's row as [`TableQuery::get_row`] finds it.
+#[derive(Debug, Clone)]
+pub enum FoundRow {
+    /// The row as its local lookup file holds it, read in place without decoding (a lone copy).
+    Packed(PackedTableRow),
+    /// The row decoded: merged from several copies, or from a lookup file without a packed form.
+    Batch(RecordBatch),
+}
+
+/// A row of the table in a local lookup file, not decoded: its values are read in place.
+#[derive(Debug, Clone)]
+pub struct PackedTableRow {
+    row: PackedRow,
+    /// The file column of the table's first column (the table's columns follow in order).
+    first: usize,
+    schema: SchemaRef,
+}
+
+impl PackedTableRow {
+    /// The table's columns, as a scan returns them.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// Calls `f` with each of the table's columns (its index in [`PackedTableRow::schema`]) and its value, in
+    /// order. Bytes that do not parse are an error.
+    pub fn for_each_value(&self, f: &mut dyn FnMut(usize, PackedValue<'_>)) -> Result<()> {
+        let (first, n) = (self.first, self.schema.fields().len());
+        self.row.for_each_value(&mut |c, v| {
+            if (first..first + n).contains(&c) {
+                f(c - first, v);
+            }
+        })
+    }
+}
+
 impl TableQuery {
-    /// The rows of every key in `keys` (each the values of every primary-key column, in the table's
-    /// primary-key order) in the query's snapshot, as one batch in the order asked. Keys are grouped by the
-    /// files that may hold them, so each file is probed and read once for all its keys; lookup files missing
-    /// for them are built side by side first.
-    pub fn get_many(&self, keys: &[Vec<Option<Datum>>]) -> Result<FoundRows> {
-        let _span = tracing::debug_span!("query_get_many", keys = keys.len()).entered();
+    /// The row of `key`, as [`TableQuery::get`], handed out as stored when the lookup file holds its only
+    /// copy in packed form (no arrays are built: for callers that turn the row into values of their own,
+    /// such as Python's), decoded otherwise. `None` when absent or deleted.
+    pub fn get_row(&self, key: &[Option<Datum>]) -> Result<Option<FoundRow>> {
+        let keys = std::slice::from_ref(&key.to_vec()).to_vec();
+        let (mut st, plan) = self.prepare(&keys)?;
+        // The key's copies: (file, position) of every row no deletion vector removes.
+        let mut copies: Vec<(usize, u64)> = Vec::new();
+        let mut evicted = false;
+        for (f, (c, _)) in plan.files.iter().enumerate() {
+            let dv = st.vector_of(c);
+            match st.cache.probe(&c.path, &plan.key_bytes[0]) {
+                Probe::Positions(p) => copies.extend(
+                    p.map(|p| p as u64).filter(|&p| !dv.as_deref().is_some_and(|d| d.is_deleted(p))).map(|p| (f, p)),
+                ),
+                // Gone meanwhile (another lookup's eviction): the general road below rebuilds it.
+                Probe::NotCached => evicted = true,
+            }
+        }
+        let layout = &plan.view.layout;
+        let dedup = plan.view.merge.engine == strata_spec::MergeEngine::Deduplicate;
+        match copies.as_slice() {
+            [] if !evicted => return Ok(None),
+            [(f, position)] if dedup && !evicted => {
+                let c = &plan.files[*f].0;
+                if let Some(row) = st.cache.packed_row(&c.path, *position)? {
+                    let mut kind = None;
+                    row.for_each_value(&mut |i, v| {
+                        if let (true, PackedValue::Int(k)) = (i == layout.kind_index(), v) {
+                            kind = Some(k);
+                        }
+                    })?;
+                    let Some(kind) = kind else {
+                        return Err(Error::corrupt(format!("{}: a row kind that is not a TINYINT", c.path)));
+                    };
+                    let kind = i8::try_from(kind).map_err(|_| Error::corrupt("a row kind out of range"))?;
+                    return Ok(match strata_format::RowKind::from_byte(kind)? {
+                        strata_format::RowKind::Insert | strata_format::RowKind::UpdateAfter => {
+                            let schema = layout.value_schema.clone();
+                            Some(FoundRow::Packed(PackedTableRow { row, first: layout.value_index(0), schema }))
+                        }
+                        strata_format::RowKind::Delete | strata_format::RowKind::UpdateBefore => None,
+                    });
+                }
+            }
+            _ => {}
+        }
+        let (batches, copies) = st.read_planned(&self.scratch, &plan)?;
+        drop(st);
+        let found = assemble(&plan.view, batches, copies, 1)?;
+        Ok(found.found[0].then_some(FoundRow::Batch(found.rows)))
+    }
+
+    /// Under the lock, the plan for `keys` with every lookup file and deletion vector it needs in place
+    /// (built and read without the lock first).
+    fn prepare(&self, keys: &[Vec<Option<Datum>>]) -> Result<(parking_lot::MutexGuard<'_, State>, Plan)> {
         // Bounded: a round is redone only when the query moved to another snapshot meanwhile.
         for _ in 0..8 {
             // 1. Under the lock: the files that may hold the keys, and what is missing for them.
             let plan = self.state.lock().plan(keys)?;
+            if plan.missing.is_empty() && plan.missing_vectors.is_empty() {
+                let st = self.state.lock();
+                if st.snapshot.as_ref().map(|s| s.id) == plan.snapshot_id && Arc::ptr_eq(&st.view, &plan.view) {
+                    return Ok((st, plan));
+                }
+                continue;
+            }
             let view = plan.view.clone();
             // 2. Without the lock: build lookup files and read deletion vectors.
             let built = strata_io::parallel_map(&plan.missing, strata_io::cores(), |c| view.build(&self.scratch, c));
@@ -190,7 +287,7 @@ impl TableQuery {
             for d in &plan.missing_vectors {
                 vectors.push(((d.path.clone(), d.meta.offset), Arc::new(d.read(view.table.io().as_ref())?)));
             }
-            // 3. Under the lock again: keep what was built and read every key's rows.
+            // 3. Under the lock again: keep what was built.
             let mut st = self.state.lock();
             if st.snapshot.as_ref().map(|s| s.id) != plan.snapshot_id || !Arc::ptr_eq(&st.view, &view) {
                 continue;
@@ -203,11 +300,21 @@ impl TableQuery {
                 st.cache.evict(&keep_all(&hits));
             }
             st.vectors.extend(vectors);
-            let (batches, copies) = st.read_planned(&self.scratch, &plan)?;
-            drop(st);
-            return assemble(&view, batches, copies, keys.len());
+            return Ok((st, plan));
         }
         Err(Error::invalid("get", "the query moved to another snapshot during each of 8 attempts"))
+    }
+
+    /// The rows of every key in `keys` (each the values of every primary-key column, in the table's
+    /// primary-key order) in the query's snapshot, as one batch in the order asked. Keys are grouped by the
+    /// files that may hold them, so each file is probed and read once for all its keys; lookup files missing
+    /// for them are built side by side first.
+    pub fn get_many(&self, keys: &[Vec<Option<Datum>>]) -> Result<FoundRows> {
+        let _span = tracing::debug_span!("query_get_many", keys = keys.len()).entered();
+        let (mut st, plan) = self.prepare(keys)?;
+        let (batches, copies) = st.read_planned(&self.scratch, &plan)?;
+        drop(st);
+        assemble(&plan.view, batches, copies, keys.len())
     }
 }
 

@@ -38,7 +38,7 @@ use crate::point_read::KeyRouter;
 use crate::table::{DeletionFile, Table};
 
 mod batch;
-pub use batch::FoundRows;
+pub use batch::{FoundRow, FoundRows, PackedTableRow};
 
 /// Each (serialized partition, bucket)'s candidate files.
 type BucketFiles = HashMap<(Vec<u8>, i32), Vec<Arc<Candidate>>>;
