@@ -137,7 +137,7 @@ impl NativeTable {
                 None => TableQuery::new(&self.table),
             })
             .py()?;
-        Ok(NativeQuery { query, table: self.table.clone() })
+        Ok(NativeQuery { query, table: self.table.clone(), names: Default::default() })
     }
 }
 
@@ -177,6 +177,8 @@ impl NativeTable {
 pub(crate) struct NativeQuery {
     query: TableQuery,
     table: Table,
+    /// Column names for `get_row`'s dicts.
+    names: crate::values::ColumnNames,
 }
 
 #[pymethods]
@@ -194,7 +196,7 @@ impl NativeQuery {
     fn get_row<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let key = crate::values::key_datums(self.table.schema(), key)?;
         let found = match py.detach(|| self.query.get_row(&key)).py()? {
-            Some(strata_table::FoundRow::Packed(row)) => match crate::values::packed_row_dict(py, &row)? {
+            Some(strata_table::FoundRow::Packed(row)) => match crate::values::packed_row_dict(py, &row, &self.names)? {
                 Some(dict) => return Ok(Some(dict)),
                 // A column without a plain road: the row decoded, as `get` gives it.
                 None => py.detach(|| self.query.get(&key)).py()?,

@@ -10,7 +10,9 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_pyarrow::{FromPyArrow, PyArrowType, ToPyArrow};
-use arrow_schema::DataType as ArrowType;
+use std::sync::Arc;
+
+use arrow_schema::{DataType as ArrowType, SchemaRef};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString, PyTuple};
 use strata_format::lookup::PackedValue;
@@ -79,9 +81,13 @@ fn datum_of(t: &DataType, column: &str, v: &Bound<'_, PyAny>) -> PyResult<Option
 
 /// A row as stored, as a dict of column name to Python value; `None` (not Python's) when a column's type has
 /// no plain road (then `row_dict` of the decoded row).
-pub(crate) fn packed_row_dict<'py>(py: Python<'py>, row: &PackedTableRow) -> PyResult<Option<Bound<'py, PyAny>>> {
+pub(crate) fn packed_row_dict<'py>(
+    py: Python<'py>,
+    row: &PackedTableRow,
+    names: &ColumnNames,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
     let dict = PyDict::new(py);
-    let names = row.schema().fields();
+    let names = names.of(py, row.schema());
     let mut failed: Option<PyErr> = None;
     let mut plain = true;
     row.for_each_value(&mut |i, v| {
@@ -101,7 +107,7 @@ pub(crate) fn packed_row_dict<'py>(py: Python<'py>, row: &PackedTableRow) -> PyR
             PackedValue::Other(..) => return plain = false,
         };
         let Some(name) = names.get(i) else { return failed = Some(invalid("row", "more values than columns")) };
-        if let Err(e) = dict.set_item(PyString::intern(py, name.name()), value) {
+        if let Err(e) = dict.set_item(name.bind(py), value) {
             failed = Some(e);
         }
     })
@@ -109,6 +115,29 @@ pub(crate) fn packed_row_dict<'py>(py: Python<'py>, row: &PackedTableRow) -> PyR
     match failed {
         Some(e) => Err(e),
         None => Ok(plain.then(|| dict.into_any())),
+    }
+}
+
+/// A schema's column names as Python strings, made once per schema (a lookup takes microseconds; making
+/// 21 strings for the names took one of them).
+#[derive(Default)]
+pub(crate) struct ColumnNames(std::sync::Mutex<Option<(SchemaRef, Names)>>);
+
+/// Column names, shared.
+type Names = Arc<Vec<Py<PyString>>>;
+
+impl ColumnNames {
+    fn of(&self, py: Python<'_>, schema: &SchemaRef) -> Names {
+        let mut held = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match held.as_ref() {
+            Some((s, names)) if Arc::ptr_eq(s, schema) => names.clone(),
+            _ => {
+                let names: Names =
+                    Arc::new(schema.fields().iter().map(|f| PyString::new(py, f.name()).unbind()).collect());
+                *held = Some((schema.clone(), names.clone()));
+                names
+            }
+        }
     }
 }
 

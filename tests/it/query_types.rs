@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use arrow_array::*;
 use arrow_schema::{DataType as ArrowType, Field, Schema, TimeUnit};
-use strata::spec::{DataType, Datum, TableSchema};
 use strata::format::lookup::PackedValue;
+use strata::spec::{DataType, Datum, TableSchema};
 use strata::{get, FileIO, FoundRow, LocalFileIO, PackedTableRow, Table, TableQuery, TableWriter};
 
 /// (column, Paimon type, its Arrow type in Strata's files).
