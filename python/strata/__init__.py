@@ -416,6 +416,9 @@ class Table:
 
     def _key_table(self, keys: Any) -> Any:
         """Keys as a table of the primary-key columns, typed by the table's schema."""
+        if not self.primary_keys:
+            # An append table: the native half refuses lookups with the reason.
+            return pa.table({})
         if hasattr(keys, "__arrow_c_stream__") or isinstance(keys, (pa.RecordBatch, dict)):
             return _as_stream(keys)
         if self._key_schema is None:

@@ -5,6 +5,7 @@
 //! per file. Run one group with `cargo it <module>` (`.cargo/config.toml`), e.g. `cargo it pypaimon`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod append_tables;
 mod bucket_compat;
 mod cli_input;
 mod cli_input_roundtrip;

@@ -52,6 +52,9 @@ def cmd_write(spec):
     if spec.get('partitioned'):
         fields.insert(1, ('p', pa.string()))
         partition_keys, primary_keys = ['p'], ['id', 'p']
+    if spec.get('append'):
+        # An append table: no primary key (rows with the same id all stay).
+        primary_keys = []
     pa_schema = pa.schema(fields)
     options = {'bucket': str(spec['buckets']), 'file.format': spec['format']}
     options.update(spec.get('options', {}))

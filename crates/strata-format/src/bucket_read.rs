@@ -20,6 +20,9 @@ use crate::writer::FileFormat;
 
 /// The file-layout columns of `layout` with their types (all of them).
 pub fn file_columns(layout: &KeyValueLayout) -> Vec<(String, DataType)> {
+    if layout.append {
+        return layout.value_fields.iter().map(|f| (f.name.clone(), f.data_type)).collect();
+    }
     let mut cols: Vec<(String, DataType)> =
         layout.key_fields.iter().map(|f| (format!("{}{}", KEY_PREFIX, f.name), f.data_type)).collect();
     cols.push((SEQUENCE_NUMBER.to_string(), DataType::not_null(strata_spec::TypeRoot::BigInt)));

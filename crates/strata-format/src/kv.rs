@@ -93,6 +93,9 @@ pub struct KeyValueLayout {
     pub stored_schema: SchemaRef,
     /// The reading schema.
     pub schema: Arc<TableSchema>,
+    /// An append table's (no primary key): its files hold the value columns alone, no key, sequence or kind
+    /// column (Paimon's `AppendOnlyFileStore` files), and every row is live until a deletion vector says not.
+    pub append: bool,
     /// The schemas older files were written with (files of another schema cannot be read without it).
     history: Option<Arc<dyn SchemaHistory>>,
     mappings: Arc<MappingCache>,
@@ -105,9 +108,12 @@ fn field_with_id(name: &str, t: ArrowType, nullable: bool, id: i32) -> Field {
 impl KeyValueLayout {
     /// The layout of `schema`'s files.
     pub fn new(schema: &TableSchema) -> Result<Self> {
+        if schema.primary_keys.is_empty() {
+            return Ok(Self::append_only(schema));
+        }
         let key_fields = schema.trimmed_primary_key_fields()?;
         if key_fields.is_empty() {
-            return Err(Error::unsupported("tables without a primary key (append tables)"));
+            return Err(Error::invalid("schema", "the primary key is the partition key: no key is left to sort by"));
         }
         let value_fields = schema.fields.clone();
         let key_in_value =
@@ -141,9 +147,33 @@ impl KeyValueLayout {
             thin,
             stored_schema: Arc::new(Schema::new(stored)),
             schema: Arc::new(schema.clone()),
+            append: false,
             history: None,
             mappings: Arc::new(MappingCache::default()),
         })
+    }
+
+    /// The layout of an append table's files: the value columns, with their field ids.
+    fn append_only(schema: &TableSchema) -> Self {
+        let value_fields = schema.fields.clone();
+        let values: Vec<Field> = value_fields
+            .iter()
+            .map(|f| field_with_id(&f.name, to_arrow(&f.data_type), f.data_type.nullable, f.id))
+            .collect();
+        let values = Arc::new(Schema::new(values));
+        KeyValueLayout {
+            key_fields: Vec::new(),
+            value_fields,
+            key_in_value: Vec::new(),
+            file_schema: values.clone(),
+            value_schema: values.clone(),
+            thin: false,
+            stored_schema: values,
+            schema: Arc::new(schema.clone()),
+            append: true,
+            history: None,
+            mappings: Arc::new(MappingCache::default()),
+        }
     }
 
     /// This layout reading files of older schemas through `history`.
@@ -205,6 +235,7 @@ impl KeyValueLayout {
             thin: false,
             stored_schema: file_schema,
             schema: self.schema.clone(),
+            append: false,
             history: None,
             mappings: Arc::default(),
         }
@@ -227,7 +258,11 @@ impl KeyValueLayout {
 
     /// Index of value column `i` in the file schema.
     pub fn value_index(&self, i: usize) -> usize {
-        self.key_arity() + 2 + i
+        if self.append {
+            i
+        } else {
+            self.key_arity() + 2 + i
+        }
     }
 
     /// Index of the value column named `name`.

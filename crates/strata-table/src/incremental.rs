@@ -296,8 +296,10 @@ impl ChangeReader {
             fields.push(f.clone());
         }
         let producer = table.schema().core_options().changelog_producer()?;
-        let whole_retractions = source == ChangeSource::Changelog
-            && matches!(producer, ChangelogProducer::Lookup | ChangelogProducer::FullCompaction);
+        // An append table's rows are all inserts, each a whole row.
+        let whole_retractions = layout.append
+            || source == ChangeSource::Changelog
+                && matches!(producer, ChangelogProducer::Lookup | ChangelogProducer::FullCompaction);
         let filter = rb.filter().cloned();
         let keys = &table.schema().primary_keys;
         let retraction_filter = filter.as_ref().and_then(|f| on_columns(f, keys));
@@ -374,7 +376,10 @@ impl ChangeReader {
     fn read_file(&self, path: &str, e: &ManifestEntry) -> Result<Vec<RecordBatch>> {
         let file = self.layout.file_ref(path.to_string(), e.file.clone(), None)?;
         let mut cols = self.read_cols.clone();
-        cols.push((strata_format::VALUE_KIND.to_string(), DataType::not_null(strata_spec::TypeRoot::TinyInt)));
+        // An append table's files hold no kind column: every row is an insert.
+        if !self.layout.append {
+            cols.push((strata_format::VALUE_KIND.to_string(), DataType::not_null(strata_spec::TypeRoot::TinyInt)));
+        }
         let prune: Option<TypedPredicate> = self.prune.as_ref().map(|p| {
             let types = self.rb.table().schema().fields.iter().map(|f| (f.name.clone(), f.data_type)).collect();
             Arc::new((p.clone(), types))
@@ -390,12 +395,18 @@ impl ChangeReader {
     /// A decoded batch (read columns, then `_VALUE_KIND`) as output: filtered, `rowkind` first, projected.
     fn finish(&self, b: &RecordBatch) -> Result<RecordBatch> {
         let n = self.read_cols.len();
-        let kinds = b
-            .column(n)
-            .as_primitive_opt::<Int8Type>()
-            .ok_or_else(|| Error::corrupt("its _VALUE_KIND column is not TINYINT"))?;
+        let inserts;
+        let kinds: &[i8] = if self.layout.append {
+            inserts = vec![RowKind::Insert.to_byte(); b.num_rows()];
+            &inserts
+        } else {
+            b.column(n)
+                .as_primitive_opt::<Int8Type>()
+                .ok_or_else(|| Error::corrupt("its _VALUE_KIND column is not TINYINT"))?
+                .values()
+        };
         let mut names = Vec::with_capacity(b.num_rows());
-        for k in kinds.values().iter() {
+        for k in kinds.iter() {
             names.push(row_kind_name(RowKind::from_byte(*k)?));
         }
         let values = b.project(&(0..n).collect::<Vec<_>>()).map_err(|e| Error::invalid("read", e.to_string()))?;
@@ -403,7 +414,7 @@ impl ChangeReader {
         columns.extend(values.columns()[..self.projected].iter().cloned());
         let out =
             RecordBatch::try_new(self.schema.clone(), columns).map_err(|e| Error::invalid("read", e.to_string()))?;
-        match self.keep_mask(&values, kinds.values())? {
+        match self.keep_mask(&values, kinds)? {
             None => Ok(out),
             Some(mask) => arrow_select::filter::filter_record_batch(&out, &mask)
                 .map_err(|e| Error::invalid("filter", e.to_string())),

@@ -122,6 +122,28 @@ impl ManifestStore {
         Ok(live)
     }
 
+    /// Each live data file's place in the order the snapshot's manifests add them (the order of the commits
+    /// that added them): what orders an append table's files whose sequence numbers tie (pypaimon 2.1.0
+    /// writes every append file with sequence numbers 0 to 0).
+    pub fn live_file_order(&self, snapshot: &Snapshot) -> Result<HashMap<FileIdentifier, usize>> {
+        let metas = self.data_manifests(snapshot)?;
+        let mut order = HashMap::new();
+        for entries in strata_io::parallel_map(&metas, strata_io::READ_AHEAD, |m| self.read_manifest_of(m)) {
+            for e in entries? {
+                match e.kind {
+                    FileKind::Add => {
+                        let next = order.len();
+                        order.entry(e.identifier()).or_insert(next);
+                    }
+                    FileKind::Delete => {
+                        order.remove(&e.identifier());
+                    }
+                }
+            }
+        }
+        Ok(order)
+    }
+
     /// Writes `entries` into one or more manifest files (rolled at the target size), returning their
     /// metadata and recording each path written in `written`.
     pub fn write_manifests(

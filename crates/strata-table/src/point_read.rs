@@ -74,6 +74,11 @@ pub(crate) struct KeyRouter {
 impl KeyRouter {
     pub(crate) fn new(table: &Table, layout: &KeyValueLayout) -> Result<Self> {
         let schema = table.schema();
+        if layout.append {
+            return Err(Error::unsupported(
+                "point lookups on a table without a primary key (an append table); scan it with a filter",
+            ));
+        }
         let at = |name: &str| -> Result<(usize, DataType)> {
             let i = schema.primary_keys.iter().position(|k| k == name).ok_or_else(|| {
                 Error::invalid("key", format!("column '{name}' is not part of the primary key; get needs it to route"))

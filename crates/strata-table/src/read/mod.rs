@@ -12,7 +12,7 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema, SchemaRef};
 use strata_format::{KeyValueLayout, Predicate, DEFAULT_BATCH_SIZE};
-use strata_spec::{MergeEngine, Result, Snapshot};
+use strata_spec::{Error, MergeEngine, Result, Snapshot};
 
 use crate::table::Table;
 
@@ -232,8 +232,10 @@ impl ReadBuilder {
         }
         if !to_read.is_empty() {
             let layout = self.layout()?;
-            let key = layout.key_fields[0].name.clone();
-            let rb = ReadBuilder { projection: Some(vec![key]), limit: None, ..self.clone() };
+            // One narrow column to count rows by: a key column, or an append table's first column.
+            let narrow = layout.key_fields.first().or(layout.value_fields.first());
+            let narrow = narrow.ok_or_else(|| Error::invalid("count", "a table without columns"))?.name.clone();
+            let rb = ReadBuilder { projection: Some(vec![narrow]), limit: None, ..self.clone() };
             total += rb.read_plan(&Plan { snapshot: plan.snapshot, splits: to_read })?.num_rows() as u64;
         }
         Ok(total)

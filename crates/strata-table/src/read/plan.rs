@@ -177,7 +177,9 @@ impl ReadBuilder {
     fn plan_snapshot(&self, snapshot: &Snapshot) -> Result<Plan> {
         let _span = tracing::info_span!("plan", snapshot = snapshot.id).entered();
         let layout = self.layout()?;
-        let raw_mode = self.raw_mode()?;
+        // An append table's files are all level 0 and are read as they are (deletion vectors applied).
+        let append = layout.append;
+        let raw_mode = self.raw_mode()? && !append;
         let options = self.table.schema().core_options();
         // The index manifest and the data manifests, read side by side (each a request away on a store).
         let (deletion_files, live) = std::thread::scope(|s| {
@@ -205,11 +207,19 @@ impl ReadBuilder {
             }
             buckets.entry((e.partition.serialize(), e.bucket)).or_default().push(e);
         }
+        let append_order = if append { Some(self.table.manifest_store()?.live_file_order(snapshot)?) } else { None };
         let key_filter = self.key_filter();
         let mut raw_files: Vec<(ManifestEntry, Option<DeletionFile>)> = Vec::new();
         let mut splits = Vec::new();
         for (_, entries) in buckets {
-            let raw_bucket = raw_mode && entries.iter().all(|e| e.file.level > 0 && e.file.delete_row_count == Some(0));
+            let raw_bucket =
+                append || raw_mode && entries.iter().all(|e| e.file.level > 0 && e.file.delete_row_count == Some(0));
+            let mut entries = entries;
+            if let Some(order) = &append_order {
+                // Appended rows read in the order they were appended: a bucket's files by sequence (Paimon's
+                // bucketed append reads sort them so), ties in the order their commits added them.
+                entries.sort_by_key(|e| (e.file.min_sequence_number, order.get(&e.identifier()).copied()));
+            }
             if raw_bucket {
                 for e in entries {
                     if let Some(p) = &self.filter {

@@ -263,14 +263,20 @@ impl SplitReader {
         // planner trusted the manifest's delete count for that, a statistic other writers get wrong
         // (pypaimon 2.1.0 records 0), so the file's own `_VALUE_KIND` is read along and checked. (Files
         // whose merge was done by keys first have their retractions deselected.)
+        // An append table's files hold no kind column: every row is an insert.
+        let append = self.layout.append;
         let mut cols = self.read_cols.clone();
-        cols.push((strata_format::VALUE_KIND.to_string(), DataType::not_null(strata_spec::TypeRoot::TinyInt)));
+        if !append {
+            cols.push((strata_format::VALUE_KIND.to_string(), DataType::not_null(strata_spec::TypeRoot::TinyInt)));
+        }
         let values: Vec<usize> = (0..self.read_cols.len()).collect();
         for f in files {
             let batches = open_data_file_pruned(&self.io, f, cols.clone(), false, self.batch_size, self.prune.clone())?;
             for b in batches {
                 let b = b?;
-                strata_format::reject_retractions(&b, values.len(), &f.path, &f.meta)?;
+                if !append {
+                    strata_format::reject_retractions(&b, values.len(), &f.path, &f.meta)?;
+                }
                 let b = b.project(&values).map_err(|e| Error::invalid("read", e.to_string()))?;
                 if !emit(self.finish(b)?) {
                     return Ok(());

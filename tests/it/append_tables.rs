@@ -1,0 +1,240 @@
+//! Append tables (no primary key) that pypaimon 2.1.0 wrote, read by Strata: unaware and fixed buckets,
+//! partitions, parquet and ORC; every row pypaimon reads, duplicates kept, in each file's order; filters,
+//! projections, counts, time travel, `strata scan` and SQL; and lookups and writes refused with a clear error.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use common::{json_rows, oracle, strata};
+use serde_json::{json, Value};
+use strata::spec::Datum;
+use strata::{CmpOp, ErrorKind, FileIO, LocalFileIO, Predicate, ReadBuilder, Table, TableQuery, TableWriter};
+
+struct Config {
+    name: &'static str,
+    format: &'static str,
+    buckets: i32,
+    partitioned: bool,
+}
+
+const CONFIGS: [Config; 3] = [
+    Config { name: "unaware", format: "parquet", buckets: -1, partitioned: false },
+    Config { name: "unaware_parts", format: "orc", buckets: -1, partitioned: true },
+    Config { name: "fixed", format: "parquet", buckets: 3, partitioned: true },
+];
+
+/// pypaimon writes `commits` commits of 150 rows (ids from a space of 400, so ids repeat) into a new append
+/// table; its directory.
+fn write_with_pypaimon(warehouse: &Path, c: &Config, commits: u32) -> std::path::PathBuf {
+    let mut options = json!({});
+    if c.buckets > 0 {
+        options = json!({"bucket-key": "id"});
+    }
+    let spec = json!({
+        "warehouse": warehouse.to_str().unwrap(), "table": c.name, "format": c.format, "buckets": c.buckets,
+        "partitioned": c.partitioned, "commits": commits, "rows_per_commit": 150, "key_space": 400, "seed": 11,
+        "append": true, "options": options,
+    });
+    oracle(&["write", &spec.to_string()]);
+    warehouse.join("db.db").join(c.name)
+}
+
+fn open(dir: &Path) -> Table {
+    let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
+    Table::open(io, dir.to_str().unwrap()).unwrap()
+}
+
+/// Rows as JSON objects in a canonical order (an append table's rows have no key to order them by), each
+/// with its fields in name order.
+fn sorted(rows: Vec<Value>) -> Vec<Value> {
+    let mut rows: Vec<Value> = rows
+        .into_iter()
+        .map(|r| match r {
+            Value::Object(m) => {
+                let fields: std::collections::BTreeMap<String, Value> = m.into_iter().collect();
+                Value::Object(fields.into_iter().collect())
+            }
+            other => other,
+        })
+        .collect();
+    rows.sort_by_key(|r| r.to_string());
+    rows
+}
+
+fn pypaimon_read(dir: &Path, options: Value) -> Vec<Value> {
+    let out = oracle(&["read_options", &json!({"path": dir.to_str().unwrap(), "options": options}).to_string()]);
+    out.as_array().unwrap().clone()
+}
+
+#[test]
+fn append_tables_written_by_pypaimon_read_as_pypaimon_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    for c in &CONFIGS {
+        let path = write_with_pypaimon(dir.path(), c, 4);
+        let t = open(&path);
+        let expected = pypaimon_read(&path, json!({}));
+        assert_eq!(expected.len(), 600, "{}: pypaimon keeps every appended row", c.name);
+        let read = ReadBuilder::new(&t).read().unwrap();
+        let got = json_rows(&read.batches);
+        assert_eq!(sorted(got.clone()), sorted(expected.clone()), "{}: rows", c.name);
+        let rust = common::paimon_rust("read", &json!({"path": path.to_str().unwrap()}));
+        let rust = rust["rows"].as_array().unwrap().clone();
+        assert_eq!(sorted(rust), sorted(got.clone()), "{}: paimon-rust's rows", c.name);
+        assert_eq!(ReadBuilder::new(&t).count().unwrap(), 600, "{}: count", c.name);
+
+        // Filters (on value and partition columns) and projections, against pypaimon's rows.
+        let filter = Predicate::And(vec![
+            Predicate::cmp("v", CmpOp::GtEq, Datum::BigInt(0)),
+            Predicate::cmp("id", CmpOp::Lt, Datum::BigInt(150)),
+        ]);
+        let want: Vec<Value> = expected
+            .iter()
+            .filter(|r| r["v"].as_i64().unwrap() >= 0 && r["id"].as_i64().unwrap() < 150)
+            .map(|r| json!({"v": r["v"], "id": r["id"]}))
+            .collect();
+        let got = ReadBuilder::new(&t).with_filter(filter.clone()).with_projection(&["v", "id"]).read().unwrap();
+        assert_eq!(sorted(json_rows(&got.batches)), sorted(want.clone()), "{}: filtered", c.name);
+        assert_eq!(ReadBuilder::new(&t).with_filter(filter).count().unwrap(), want.len() as u64, "{}", c.name);
+        if c.partitioned {
+            let only_a = ReadBuilder::new(&t).with_filter(Predicate::cmp("p", CmpOp::Eq, Datum::String("a".into())));
+            let want: Vec<Value> = expected.iter().filter(|r| r["p"] == "a").cloned().collect();
+            assert_eq!(sorted(json_rows(&only_a.read().unwrap().batches)), sorted(want), "{}: partition", c.name);
+        }
+
+        // Time travel: the second snapshot holds the first two commits' rows, as pypaimon reads it there.
+        let old = ReadBuilder::new(&t).with_snapshot(2).read().unwrap();
+        let want = pypaimon_read(&path, json!({"scan.snapshot-id": "2"}));
+        assert_eq!(want.len(), 300);
+        assert_eq!(sorted(json_rows(&old.batches)), sorted(want), "{}: snapshot 2", c.name);
+
+        // `strata scan` prints the same rows.
+        let (code, out, err) = strata(&["scan", path.to_str().unwrap()]);
+        assert_eq!(code, 0, "{}: {err}", c.name);
+        let printed: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(sorted(printed), sorted(expected), "{}: strata scan", c.name);
+    }
+}
+
+/// An append table's rows come out in the order they were appended: file by file in commit order, each file
+/// in its rows' order. (pypaimon reads an unaware-bucket table's files in an order of its own, so each file's
+/// rows are taken from pypaimon's read of the snapshot that added it: the 150-row block not read before.)
+#[test]
+fn rows_read_in_the_order_they_were_appended() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = &CONFIGS[0];
+    let path = write_with_pypaimon(dir.path(), c, 3);
+    let t = open(&path);
+    let ids = |rows: Vec<Value>| -> Vec<i64> { rows.iter().map(|r| r["id"].as_i64().unwrap()).collect() };
+    let mut expected: Vec<i64> = Vec::new();
+    for snapshot in 1..=3 {
+        let read = ids(pypaimon_read(&path, json!({"scan.snapshot-id": snapshot.to_string()})));
+        let blocks: Vec<&[i64]> = read.chunks(150).collect();
+        assert_eq!(blocks.len(), snapshot, "one 150-row file per commit");
+        let seen: Vec<&[i64]> = expected.chunks(150).collect();
+        let new: Vec<&&[i64]> = blocks.iter().filter(|b| !seen.contains(b)).collect();
+        assert_eq!(new.len(), 1, "snapshot {snapshot} adds one file");
+        expected.extend_from_slice(new[0]);
+    }
+    let got: Vec<i64> = ReadBuilder::new(&t)
+        .read()
+        .unwrap()
+        .batches
+        .iter()
+        .flat_map(|b| {
+            let ids = b.column_by_name("id").unwrap().as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
+            ids.values().to_vec()
+        })
+        .collect();
+    assert_eq!(got, expected);
+}
+
+/// Lookups and writes are refused with an error that names the reason, never a panic or a wrong answer.
+#[test]
+fn lookups_and_writes_on_an_append_table_are_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_with_pypaimon(dir.path(), &CONFIGS[0], 1);
+    let t = open(&path);
+    let key = [Some(Datum::BigInt(1))];
+    for err in [
+        strata::get(&t, &key, None).unwrap_err(),
+        TableQuery::new(&t).unwrap_err(),
+        TableWriter::new(&t, "w").map(|_| ()).unwrap_err(),
+    ] {
+        assert_eq!(err.kind(), ErrorKind::Unsupported, "{err}");
+        assert!(err.to_string().contains("append"), "{err}");
+    }
+}
+
+/// SQL over a warehouse holding a pypaimon append table and a Strata primary-key table: a join of the two
+/// equals the join of pypaimon's rows with the rows written.
+#[test]
+fn sql_joins_an_append_table_with_a_primary_key_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_with_pypaimon(dir.path(), &CONFIGS[1], 3);
+    let events = pypaimon_read(&path, json!({}));
+    let dim = dir.path().join("db.db").join("dim");
+    let (code, _, err) =
+        common::strata_create(dim.to_str().unwrap(), "id BIGINT NOT NULL, label STRING", "id", &[], &[]);
+    assert_eq!(code, 0, "{err}");
+    let t = open(&dim);
+    let mut w = TableWriter::new(&t, "w").unwrap();
+    for id in (0..400).step_by(3) {
+        w.put(vec![Some(Datum::BigInt(id)), Some(Datum::String(format!("l{}", id % 7)))]).unwrap();
+    }
+    w.commit().unwrap();
+    // The model: per label, how many events have an id in `dim` and their sum of v.
+    let mut want: std::collections::BTreeMap<String, (i64, i64)> = Default::default();
+    for e in &events {
+        let id = e["id"].as_i64().unwrap();
+        if id % 3 == 0 {
+            let slot = want.entry(format!("l{}", id % 7)).or_default();
+            slot.0 += 1;
+            slot.1 += e["v"].as_i64().unwrap();
+        }
+    }
+    let want: Vec<Value> = want.into_iter().map(|(l, (n, s))| json!({"label": l, "n": n, "s": s})).collect();
+    let query = "SELECT d.label AS label, count(*) AS n, sum(e.v) AS s FROM db.unaware_parts e \
+                 JOIN db.dim d ON e.id = d.id GROUP BY d.label ORDER BY d.label";
+    let (code, out, err) = strata(&["sql", "--warehouse", dir.path().to_str().unwrap(), "--format", "jsonl", query]);
+    assert_eq!(code, 0, "{err}");
+    let got: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(got, want);
+}
+
+/// Incremental reads of an append table: the rows the snapshots in (1, 3] appended, each an insert, as
+/// pypaimon's streaming reader reads them; a filter keeps the matching rows.
+#[test]
+fn incremental_reads_give_the_appended_rows_as_inserts() {
+    let dir = tempfile::tempdir().unwrap();
+    for c in &CONFIGS {
+        let path = write_with_pypaimon(dir.path(), c, 3);
+        let t = open(&path);
+        let got = ReadBuilder::new(&t).incremental_between(1, 3).read().unwrap();
+        let got = json_rows(&got.batches);
+        assert_eq!(got.len(), 300, "{}", c.name);
+        assert!(got.iter().all(|r| r["rowkind"] == "+I"), "{}", c.name);
+        let theirs = oracle(&["delta", path.to_str().unwrap(), "1", "3"]);
+        let theirs: Vec<Value> = theirs["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let mut r = r.clone();
+                let kind = r.as_object_mut().unwrap().remove("_row_kind").unwrap();
+                r["rowkind"] = kind;
+                r
+            })
+            .collect();
+        assert_eq!(sorted(got.clone()), sorted(theirs), "{}: pypaimon's delta read", c.name);
+        let filtered = ReadBuilder::new(&t)
+            .with_filter(Predicate::cmp("v", CmpOp::Lt, Datum::BigInt(0)))
+            .incremental_between(1, 3)
+            .read()
+            .unwrap();
+        let want: Vec<Value> = got.into_iter().filter(|r| r["v"].as_i64().unwrap() < 0).collect();
+        assert_eq!(sorted(json_rows(&filtered.batches)), sorted(want), "{}: filtered", c.name);
+    }
+}
