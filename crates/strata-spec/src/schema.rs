@@ -45,11 +45,12 @@ pub struct TableSchema {
     pub fields: Vec<DataField>,
     /// Largest field id used so far.
     pub highest_field_id: i32,
-    /// Partition columns.
-    #[serde(default)]
+    /// Partition columns. Required, as Paimon always writes it (`[]` for none): a schema file without it is
+    /// damaged, not a table without partitions.
     pub partition_keys: Vec<String>,
-    /// Primary-key columns (partition columns included, as Paimon stores them).
-    #[serde(default)]
+    /// Primary-key columns (partition columns included, as Paimon stores them). Required, as Paimon always
+    /// writes it: a schema file whose `primaryKeys` name lost a byte must not read a primary-key table's
+    /// files as an append table's (every stored version of every row, retractions included).
     pub primary_keys: Vec<String>,
     /// Table options.
     #[serde(default)]
