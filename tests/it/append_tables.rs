@@ -294,3 +294,32 @@ fn append_tables_with_deletion_vectors_written_by_spark() {
         assert_eq!(sorted(theirs), sorted(want), "{name}: Spark's read");
     }
 }
+
+/// A primary-key table whose schema file is made to name no primary key (crafted, or damaged past what the
+/// parser catches) is refused, not read as an append table: that would show every stored version of every
+/// row.
+#[test]
+fn a_primary_key_table_whose_schema_lost_its_key_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db.db").join("t");
+    let (code, _, err) = common::strata_create(path.to_str().unwrap(), "id BIGINT NOT NULL, v BIGINT", "id", &[], &[]);
+    assert_eq!(code, 0, "{err}");
+    let t = open(&path);
+    let mut w = TableWriter::new(&t, "w").unwrap();
+    for round in 0..2 {
+        w.put(vec![Some(Datum::BigInt(1)), Some(Datum::BigInt(round))]).unwrap();
+        w.commit().unwrap();
+    }
+    let schema = path.join("schema").join("schema-0");
+    let mut json: Value = serde_json::from_str(&std::fs::read_to_string(&schema).unwrap()).unwrap();
+    assert_eq!(json["primaryKeys"], json!(["id"]));
+    json["primaryKeys"] = json!([]);
+    std::fs::write(&schema, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    let t = open(&path);
+    for err in
+        [ReadBuilder::new(&t).read().unwrap_err(), ReadBuilder::new(&t).incremental_between(0, 2).read().unwrap_err()]
+    {
+        assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
+        assert!(err.to_string().contains("no primary key"), "{err}");
+    }
+}

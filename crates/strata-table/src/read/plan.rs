@@ -197,6 +197,14 @@ impl ReadBuilder {
         let postpone = table_buckets == crate::bucket_mode::POSTPONE_BUCKET;
         let bucket_hashes = self.pinned_bucket_hashes(table_buckets);
         for e in live.iter().cloned() {
+            if append && e.file.min_key.arity() > 0 {
+                // A primary-key table's file, read as appended rows, would give every stored version of every
+                // row, retractions included: the schema (damaged or crafted) and the files disagree.
+                return Err(strata_spec::Error::corrupt(format!(
+                    "data file {} has a key range, but the table's schema has no primary key",
+                    e.file.file_name
+                )));
+            }
             if (raw_mode || self.skip_level0) && e.file.level == 0 || postpone && e.bucket < 0 {
                 continue;
             }
