@@ -216,6 +216,29 @@ impl LookupFileCache {
         f.positions(key).map_or(Probe::NotCached, Probe::Positions)
     }
 
+    /// The positions of each of `sorted` (keys in ascending order, as arrow-row bytes) in `name`'s file, as
+    /// [`LookupFileCache::probe`] finds them one at a time; `None` when there is no usable lookup file.
+    pub fn probe_sorted(&mut self, name: &str, sorted: &[&[u8]]) -> Option<Vec<Range<usize>>> {
+        self.clock += 1;
+        let now = self.clock;
+        let f = self.files.get_mut(name)?;
+        f.last_used = now;
+        if !f.keys_resident() {
+            let before = f.memory_size();
+            if let Err(e) = f.reload_keys() {
+                tracing::warn!(file = name, error = %e, "local lookup file unreadable; rebuilding it");
+                self.forget(name);
+                self.stats.evicted += 1;
+                return None;
+            }
+            self.memory += f.memory_size().saturating_sub(before);
+            self.stats.reloaded += 1;
+        }
+        let found = self.files.get(name)?.positions_sorted(sorted, &mut self.stats.bloom_skips);
+        self.evict(&HashSet::from([name]));
+        found
+    }
+
     /// The rows at `positions` (ascending) of `name`'s file, as batches of `schema` (the file layout). A
     /// file that cannot be read is dropped and the error returned: build it again.
     pub fn read_rows(&mut self, name: &str, positions: &[u64], schema: &SchemaRef) -> Result<RecordBatch> {

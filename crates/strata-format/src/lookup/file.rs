@@ -22,12 +22,15 @@ use strata_spec::{Error, Result};
 
 use super::bloom::Bloom;
 use super::groups::GroupCache;
-use super::key::{key_positions, KeyEncoder};
+use super::key::{key_positions, key_positions_from, KeyEncoder};
 use super::packed::PackedRow;
 use super::rows::{RowCodec, RowFile, RowFileWriter, RowForm};
 use crate::bucket_read::{file_columns, open_data_file};
 use crate::file_ref::DataFileRef;
 use crate::kv::KeyValueLayout;
+
+/// Keys of one lookup at most this many rows apart, on average, are searched by stepping from the previous one.
+const DENSE_GAP: usize = 256;
 
 /// Name of the key-bytes column of a local key file.
 const KEY_BYTES: &str = "_KEY_BYTES";
@@ -190,6 +193,31 @@ impl LookupFile {
     /// The positions of `key`, `None` while the keys are not resident.
     pub fn positions(&self, key: &[u8]) -> Option<Range<usize>> {
         self.keys.as_ref().map(|k| key_positions(k, key))
+    }
+
+    /// The positions of each of `sorted` (keys in ascending order), each search starting where the previous
+    /// key's stretch began; `None` while the keys are not resident. Keys the bloom filter rules out get an
+    /// empty range, and `bloom_skips` counts them.
+    pub(super) fn positions_sorted(&self, sorted: &[&[u8]], bloom_skips: &mut u64) -> Option<Vec<Range<usize>>> {
+        let keys = self.keys.as_ref()?;
+        // Stepping from the previous key pays where keys lie close together (many keys in one file); far
+        // apart, a search of what is left of the file costs fewer comparisons (each one a cache miss).
+        let dense = keys.len() / sorted.len().max(1) <= DENSE_GAP;
+        let mut from = 0;
+        Some(
+            sorted
+                .iter()
+                .map(|key| {
+                    if !self.may_contain(key) {
+                        *bloom_skips += 1;
+                        return from..from;
+                    }
+                    let found = if dense { key_positions_from(keys, key, from) } else { key_positions(keys, key) };
+                    from = found.start;
+                    found
+                })
+                .collect(),
+        )
     }
 
     /// Moves the keys out of memory, first writing them to `path` when no local key file holds them; the

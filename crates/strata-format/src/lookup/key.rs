@@ -27,6 +27,34 @@ pub(crate) fn key_positions(keys: &BinaryArray, key: &[u8]) -> std::ops::Range<u
     first..end
 }
 
+/// [`key_positions`] for a key no smaller than one whose stretch began at `from` (keys looked up in ascending
+/// order): searched in steps that double from there, so a key costs the logarithm of its distance from the
+/// previous one, not of the file's length.
+pub(crate) fn key_positions_from(keys: &BinaryArray, key: &[u8], from: usize) -> std::ops::Range<usize> {
+    let len = keys.len();
+    let (mut first, mut bound, mut step) = (from.min(len), from.min(len), 1usize);
+    // Every key before `first` is smaller; `bound` is past the end or holds a key no smaller than `key`.
+    while bound < len && keys.value(bound) < key {
+        first = bound + 1;
+        bound = bound.saturating_add(step);
+        step = step.saturating_mul(2);
+    }
+    let mut upper = bound.min(len);
+    while first < upper {
+        let mid = first + (upper - first) / 2;
+        if keys.value(mid) < key {
+            first = mid + 1;
+        } else {
+            upper = mid;
+        }
+    }
+    let mut end = first;
+    while end < len && keys.value(end) == key {
+        end += 1;
+    }
+    first..end
+}
+
 /// A table's primary key in arrow-row bytes (the layout's key columns, in order): bytes compare like the
 /// keys, so sorted files hold their keys in byte order and key ranges are byte ranges.
 pub struct KeyEncoder {
@@ -72,5 +100,26 @@ impl KeyEncoder {
     /// No keys.
     pub fn empty_rows(&self) -> Rows {
         self.converter.empty_rows(0, 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// From any start at or before a key's stretch, the stepped search finds the stretch a full search finds.
+        #[test]
+        fn the_stepped_search_finds_what_the_full_search_finds(
+            mut values in proptest::collection::vec(0u16..300, 0..400), wanted in 0u16..320, back in 0usize..500,
+        ) {
+            values.sort_unstable();
+            let keys = BinaryArray::from_iter_values(values.iter().map(|v| v.to_be_bytes()));
+            let key = wanted.to_be_bytes();
+            let full = key_positions(&keys, &key);
+            let from = full.start.saturating_sub(back);
+            prop_assert_eq!(key_positions_from(&keys, &key, from), full);
+        }
     }
 }

@@ -138,14 +138,14 @@ impl State {
         key_bytes: &[Vec<u8>],
         dv: Option<&DeletionVector>,
     ) -> std::result::Result<Option<FileRows>, Option<Error>> {
+        // Probed in key order: each search starts where the previous key's began.
+        let mut sorted: Vec<usize> = keys.to_vec();
+        sorted.sort_by(|&a, &b| key_bytes[a].cmp(&key_bytes[b]));
+        let probes: Vec<&[u8]> = sorted.iter().map(|&k| key_bytes[k].as_slice()).collect();
+        let found = self.cache.probe_sorted(&c.path, &probes).ok_or(None)?;
         let mut wanted: Vec<(u64, usize)> = Vec::new();
-        for &k in keys {
-            match self.cache.probe(&c.path, &key_bytes[k]) {
-                Probe::NotCached => return Err(None),
-                Probe::Positions(p) => {
-                    wanted.extend(p.map(|p| p as u64).filter(|&p| !dv.is_some_and(|d| d.is_deleted(p))).map(|p| (p, k)))
-                }
-            }
+        for (&k, p) in sorted.iter().zip(found) {
+            wanted.extend(p.map(|p| p as u64).filter(|&p| !dv.is_some_and(|d| d.is_deleted(p))).map(|p| (p, k)));
         }
         if wanted.is_empty() {
             return Ok(None);
