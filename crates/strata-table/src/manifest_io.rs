@@ -122,26 +122,30 @@ impl ManifestStore {
         Ok(live)
     }
 
-    /// Each live data file's place in the order the snapshot's manifests add them (the order of the commits
-    /// that added them): what orders an append table's files whose sequence numbers tie (pypaimon 2.1.0
-    /// writes every append file with sequence numbers 0 to 0).
-    pub fn live_file_order(&self, snapshot: &Snapshot) -> Result<HashMap<FileIdentifier, usize>> {
+    /// The live data files of `snapshot` in the order the snapshot's manifests add them (the order of the
+    /// commits that added them), where [`ManifestStore::live_files`] orders them by name: what orders an append
+    /// table's files whose sequence numbers tie (pypaimon 2.1.0 writes every append file at sequence 0).
+    pub fn live_files_in_order(&self, snapshot: &Snapshot) -> Result<Vec<ManifestEntry>> {
         let metas = self.data_manifests(snapshot)?;
-        let mut order = HashMap::new();
-        for entries in strata_io::parallel_map(&metas, strata_io::READ_AHEAD, |m| self.read_manifest_of(m)) {
-            for e in entries? {
+        let mut entries: Vec<Option<ManifestEntry>> = Vec::new();
+        let mut at: HashMap<FileIdentifier, usize> = HashMap::new();
+        for read in strata_io::parallel_map(&metas, strata_io::READ_AHEAD, |m| self.read_manifest_of(m)) {
+            for e in read? {
+                let id = e.identifier();
                 match e.kind {
                     FileKind::Add => {
-                        let next = order.len();
-                        order.entry(e.identifier()).or_insert(next);
+                        at.insert(id, entries.len());
+                        entries.push(Some(e));
                     }
                     FileKind::Delete => {
-                        order.remove(&e.identifier());
+                        if let Some(i) = at.remove(&id) {
+                            entries[i] = None;
+                        }
                     }
                 }
             }
         }
-        Ok(order)
+        Ok(entries.into_iter().flatten().collect())
     }
 
     /// Writes `entries` into one or more manifest files (rolled at the target size), returning their

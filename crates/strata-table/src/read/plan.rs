@@ -3,6 +3,7 @@
 use super::{bucket_filter, ReadBuilder};
 use crate::table::DeletionFile;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use strata_format::{part_rows, parts_of, ColumnRange, KeyValueLayout, Predicate};
 use strata_spec::{BinaryRow, DataFileMeta, DataType, ManifestEntry, Result, SimpleStats, Snapshot};
 
@@ -184,7 +185,11 @@ impl ReadBuilder {
         // The index manifest and the data manifests, read side by side (each a request away on a store).
         let (deletion_files, live) = std::thread::scope(|s| {
             let dvs = s.spawn(|| self.table.deletion_files(snapshot));
-            let live = self.table.live_files_shared(snapshot);
+            // An append table's files in the order their commits added them (they break sequence ties).
+            let live = match append {
+                true => self.table.manifest_store().and_then(|m| m.live_files_in_order(snapshot)).map(Arc::new),
+                false => self.table.live_files_shared(snapshot),
+            };
             (dvs.join(), live)
         });
         let deletion_files: HashMap<(BinaryRow, i32, String), DeletionFile> = deletion_files
@@ -215,7 +220,6 @@ impl ReadBuilder {
             }
             buckets.entry((e.partition.serialize(), e.bucket)).or_default().push(e);
         }
-        let append_order = if append { Some(self.table.manifest_store()?.live_file_order(snapshot)?) } else { None };
         let key_filter = self.key_filter();
         let mut raw_files: Vec<(ManifestEntry, Option<DeletionFile>)> = Vec::new();
         let mut splits = Vec::new();
@@ -223,10 +227,11 @@ impl ReadBuilder {
             let raw_bucket =
                 append || raw_mode && entries.iter().all(|e| e.file.level > 0 && e.file.delete_row_count == Some(0));
             let mut entries = entries;
-            if let Some(order) = &append_order {
+            if append {
                 // Appended rows read in the order they were appended: a bucket's files by sequence (Paimon's
-                // bucketed append reads sort them so), ties in the order their commits added them.
-                entries.sort_by_key(|e| (e.file.min_sequence_number, order.get(&e.identifier()).copied()));
+                // bucketed append reads sort them so), ties in the order their commits added them (a stable
+                // sort of files listed in that order).
+                entries.sort_by_key(|e| e.file.min_sequence_number);
             }
             if raw_bucket {
                 for e in entries {
