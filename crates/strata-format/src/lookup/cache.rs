@@ -191,52 +191,56 @@ impl LookupFileCache {
     /// The positions of `key` (arrow-row bytes) in `name`'s file, marking it most recently used; keys moved
     /// to local disk are read back first (and other files' keys make room for them).
     pub fn probe(&mut self, name: &str, key: &[u8]) -> Probe {
-        self.clock += 1;
-        let now = self.clock;
-        let Some(f) = self.files.get_mut(name) else { return Probe::NotCached };
-        f.last_used = now;
+        let Some(f) = self.touch(name) else { return Probe::NotCached };
         if !f.may_contain(key) {
             self.stats.bloom_skips += 1;
             return Probe::Positions(0..0);
         }
-        if !f.keys_resident() {
-            let before = f.memory_size();
-            if let Err(e) = f.reload_keys() {
-                tracing::warn!(file = name, error = %e, "local lookup file unreadable; rebuilding it");
-                self.forget(name);
-                self.stats.evicted += 1;
-                return Probe::NotCached;
-            }
-            self.memory += f.memory_size().saturating_sub(before);
-            self.stats.reloaded += 1;
-            let positions = f.positions(key);
+        let Some(reloaded) = self.keys_in_memory(name) else { return Probe::NotCached };
+        let positions = self.files.get(name).and_then(|f| f.positions(key));
+        if reloaded {
             self.evict(&HashSet::from([name]));
-            return positions.map_or(Probe::NotCached, Probe::Positions);
         }
-        f.positions(key).map_or(Probe::NotCached, Probe::Positions)
+        positions.map_or(Probe::NotCached, Probe::Positions)
     }
 
     /// The positions of each of `sorted` (keys in ascending order, as arrow-row bytes) in `name`'s file, as
     /// [`LookupFileCache::probe`] finds them one at a time; `None` when there is no usable lookup file.
     pub fn probe_sorted(&mut self, name: &str, sorted: &[&[u8]]) -> Option<Vec<Range<usize>>> {
-        self.clock += 1;
-        let now = self.clock;
-        let f = self.files.get_mut(name)?;
-        f.last_used = now;
-        if !f.keys_resident() {
-            let before = f.memory_size();
-            if let Err(e) = f.reload_keys() {
-                tracing::warn!(file = name, error = %e, "local lookup file unreadable; rebuilding it");
-                self.forget(name);
-                self.stats.evicted += 1;
-                return None;
-            }
-            self.memory += f.memory_size().saturating_sub(before);
-            self.stats.reloaded += 1;
-        }
+        self.touch(name)?;
+        let reloaded = self.keys_in_memory(name)?;
         let found = self.files.get(name)?.positions_sorted(sorted, &mut self.stats.bloom_skips);
-        self.evict(&HashSet::from([name]));
+        if reloaded {
+            self.evict(&HashSet::from([name]));
+        }
         found
+    }
+
+    /// `name`'s file, marked most recently used.
+    fn touch(&mut self, name: &str) -> Option<&LookupFile> {
+        self.clock += 1;
+        let f = self.files.get_mut(name)?;
+        f.last_used = self.clock;
+        Some(f)
+    }
+
+    /// Reads `name`'s keys back from local disk if they were moved there: whether they were (the caller then
+    /// makes room for them), `None` when there is no file or it cannot be read (then it is dropped).
+    fn keys_in_memory(&mut self, name: &str) -> Option<bool> {
+        let f = self.files.get_mut(name)?;
+        if f.keys_resident() {
+            return Some(false);
+        }
+        let before = f.memory_size();
+        if let Err(e) = f.reload_keys() {
+            tracing::warn!(file = name, error = %e, "local lookup file unreadable; rebuilding it");
+            self.forget(name);
+            self.stats.evicted += 1;
+            return None;
+        }
+        self.memory += f.memory_size().saturating_sub(before);
+        self.stats.reloaded += 1;
+        Some(true)
     }
 
     /// The rows at `positions` (ascending) of `name`'s file, as batches of `schema` (the file layout). A

@@ -145,7 +145,7 @@ impl State {
         let found = self.cache.probe_sorted(&c.path, &probes).ok_or(None)?;
         let mut wanted: Vec<(u64, usize)> = Vec::new();
         for (&k, p) in sorted.iter().zip(found) {
-            wanted.extend(p.map(|p| p as u64).filter(|&p| !dv.is_some_and(|d| d.is_deleted(p))).map(|p| (p, k)));
+            wanted.extend(live_positions(p, dv).map(|p| (p, k)));
         }
         if wanted.is_empty() {
             return Ok(None);
@@ -225,9 +225,7 @@ impl TableQuery {
         for (f, (c, _)) in plan.files.iter().enumerate() {
             let dv = st.vector_of(c);
             match st.cache.probe(&c.path, &plan.key_bytes[0]) {
-                Probe::Positions(p) => copies.extend(
-                    p.map(|p| p as u64).filter(|&p| !dv.as_deref().is_some_and(|d| d.is_deleted(p))).map(|p| (f, p)),
-                ),
+                Probe::Positions(p) => copies.extend(live_positions(p, dv.as_deref()).map(|p| (f, p))),
                 // Gone meanwhile (another lookup's eviction): the general road below rebuilds it.
                 Probe::NotCached => evicted = true,
             }
@@ -271,15 +269,14 @@ impl TableQuery {
     fn prepare(&self, keys: &[Vec<Option<Datum>>]) -> Result<(parking_lot::MutexGuard<'_, State>, Plan)> {
         // Bounded: a round is redone only when the query moved to another snapshot meanwhile.
         for _ in 0..8 {
-            // 1. Under the lock: the files that may hold the keys, and what is missing for them.
-            let plan = self.state.lock().plan(keys)?;
+            // 1. Under the lock: the files that may hold the keys, and what is missing for them. With nothing
+            // missing, the lookup goes on under this same lock.
+            let st = self.state.lock();
+            let plan = st.plan(keys)?;
             if plan.missing.is_empty() && plan.missing_vectors.is_empty() {
-                let st = self.state.lock();
-                if st.snapshot.as_ref().map(|s| s.id) == plan.snapshot_id && Arc::ptr_eq(&st.view, &plan.view) {
-                    return Ok((st, plan));
-                }
-                continue;
+                return Ok((st, plan));
             }
+            drop(st);
             let view = plan.view.clone();
             // 2. Without the lock: build lookup files and read deletion vectors.
             let built = strata_io::parallel_map(&plan.missing, strata_io::cores(), |c| view.build(&self.scratch, c));
@@ -316,6 +313,11 @@ impl TableQuery {
         drop(st);
         assemble(&plan.view, batches, copies, keys.len())
     }
+}
+
+/// The positions of `found` that `dv` does not delete.
+fn live_positions(found: std::ops::Range<usize>, dv: Option<&DeletionVector>) -> impl Iterator<Item = u64> + '_ {
+    found.map(|p| p as u64).filter(move |&p| !dv.is_some_and(|d| d.is_deleted(p)))
 }
 
 /// Each key's row from its copies (merged with the table's merge engine when it has several), as one batch
