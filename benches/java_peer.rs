@@ -23,6 +23,7 @@ use arrow_schema::{DataType as ArrowType, Field, Schema};
 use strata::spec::{DataType, Datum, TableSchema, TypeRoot};
 use strata::table::get_many;
 use strata::{FileIO, LocalFileIO, ReadBuilder, Table, TableQuery, TableWriter};
+use strata_cli::cpu_seconds;
 
 const STRING_COLUMNS: usize = 20;
 const CHUNK: usize = 100_000;
@@ -53,18 +54,6 @@ fn is_delete(round: usize, j: u64) -> bool {
 
 fn lookup_key(j: u64, rows: u64) -> i64 {
     (mix((1 << 60) | j) % rows) as i64
-}
-
-/// CPU time (user + system) of this process so far, in seconds (Linux; 0 elsewhere).
-fn cpu_seconds() -> f64 {
-    // Fields 14 and 15 of /proc/self/stat, after the parenthesised command name, in clock ticks (100 Hz).
-    std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|s| {
-            let rest = s.rsplit_once(')')?.1.split_whitespace().collect::<Vec<_>>();
-            Some((rest.get(11)?.parse::<f64>().ok()? + rest.get(12)?.parse::<f64>().ok()?) / 100.0)
-        })
-        .unwrap_or(0.0)
 }
 
 fn io() -> Arc<dyn FileIO> {

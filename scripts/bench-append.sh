@@ -6,10 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rows="${1:-1000000}"
-py="$(bash scripts/pypaimon-venv.sh)"
-venv="$(cd "$(dirname "$py")/.." && pwd)"
-export VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH"
-maturin develop --release --manifest-path python/Cargo.toml >&2
+py="$(bash scripts/python-release.sh)"
 work="$(mktemp -d -p "${WORK:-${TMPDIR:-/tmp}}")"
 trap 'rm -rf "$work"' EXIT
 "$py" scripts/bench_append.py "$work" "$rows"

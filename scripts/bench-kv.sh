@@ -7,11 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rows="${1:-1000000}"
-py="$(bash scripts/pypaimon-venv.sh)"
-venv="$(cd "$(dirname "$py")/.." && pwd)"
-export VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH"
+py="$(bash scripts/python-release.sh)"
 "$py" -m pip install --disable-pip-version-check -q rocksdict==0.3.29 >&2
-maturin develop --release --manifest-path python/Cargo.toml >&2
 work="$(mktemp -d -p "${WORK:-${TMPDIR:-/tmp}}")"
 trap 'rm -rf "$work"' EXIT
 "$py" scripts/bench_kv.py "$work" "$rows"

@@ -18,10 +18,7 @@ buckets="${BUCKETS:-4}"
 dv="${DV:-true}"
 # pypaimon takes 30-60 s a write: it runs in the first PYPAIMON_RUNS runs only (its figure is not paired).
 pypaimon_runs="${PYPAIMON_RUNS:-$runs}"
-py="$(bash scripts/pypaimon-venv.sh)"
-venv="$(cd "$(dirname "$py")/.." && pwd)"
-export VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH"
-maturin develop --release --manifest-path python/Cargo.toml >&2
+py="$(bash scripts/python-release.sh)"
 # The Rust side's executable, built once (the runs do not rebuild it).
 peer=$(bash scripts/bench-bin.sh python_peer)
 work="$(mktemp -d -p "${WORK:-${TMPDIR:-/tmp}}")"

@@ -85,8 +85,9 @@ fn peak_mib() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-/// CPU time (user + system) of this process so far, in seconds (Linux; 0 elsewhere).
-fn cpu_seconds() -> f64 {
+/// CPU time (user + system) of this process so far, in seconds (Linux; 0 elsewhere): what the benchmarks
+/// that compare engines report beside wall time.
+pub fn cpu_seconds() -> f64 {
     // Fields 14 and 15 of /proc/self/stat, after the parenthesised command name, in clock ticks (100 Hz).
     std::fs::read_to_string("/proc/self/stat")
         .ok()

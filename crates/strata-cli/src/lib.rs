@@ -19,6 +19,8 @@ mod sim;
 mod sql;
 mod tags;
 
+pub use bench::cpu_seconds;
+
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use strata_io::{FileIO, LocalFileIO};
 use strata_spec::{parse_columns, Error, ErrorKind, TableSchema};

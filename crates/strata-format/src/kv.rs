@@ -218,6 +218,19 @@ impl KeyValueLayout {
         Ok(DataFileRef { path, meta, dv, mapping, footers: None, rows: None })
     }
 
+    /// Refuses a file this layout cannot read as its own: one with a key range in an append table. Read as
+    /// appended rows, a primary-key table's file would give every stored version of every row, retractions
+    /// included; the schema (damaged or crafted) and the files disagree.
+    pub fn check_file(&self, meta: &DataFileMeta) -> Result<()> {
+        if self.append && meta.min_key.arity() > 0 {
+            return Err(Error::corrupt(format!(
+                "data file {} has a key range, but the table's schema has no primary key",
+                meta.file_name
+            )));
+        }
+        Ok(())
+    }
+
     /// The layout of a merge over keys alone (`late_merge`): the key, sequence and kind columns, and one
     /// value column, `place`, which names each record's file and row.
     pub(crate) fn keys_with(&self, place: DataField) -> KeyValueLayout {

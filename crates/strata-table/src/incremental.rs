@@ -355,12 +355,8 @@ impl ChangeReader {
                 table.changelog_files(s)?.into_iter().filter(|e| e.kind == FileKind::Add).collect()
             }
         };
-        if let Some(e) = entries.iter().find(|e| self.layout.append && e.file.min_key.arity() > 0) {
-            // As a plan refuses it: a primary-key table's file read as appended rows.
-            return Err(Error::corrupt(format!(
-                "data file {} has a key range, but the table's schema has no primary key",
-                e.file.file_name
-            )));
+        for e in &entries {
+            self.layout.check_file(&e.file)?;
         }
         let files = match &self.prune {
             None => entries,

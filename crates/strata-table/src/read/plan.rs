@@ -180,7 +180,9 @@ impl ReadBuilder {
         let layout = self.layout()?;
         // An append table's files are all level 0 and are read as they are (deletion vectors applied).
         let append = layout.append;
-        let raw_mode = self.raw_mode()? && !append;
+        let raw_mode = self.raw_mode()?;
+        // Level 0 holds every file of an append table: never left out of its reads.
+        let skip_level0 = !append && (raw_mode || self.skip_level0);
         let options = self.table.schema().core_options();
         // The index manifest and the data manifests, read side by side (each a request away on a store).
         let (deletion_files, live) = std::thread::scope(|s| {
@@ -202,15 +204,8 @@ impl ReadBuilder {
         let postpone = table_buckets == crate::bucket_mode::POSTPONE_BUCKET;
         let bucket_hashes = self.pinned_bucket_hashes(table_buckets);
         for e in live.iter().cloned() {
-            if append && e.file.min_key.arity() > 0 {
-                // A primary-key table's file, read as appended rows, would give every stored version of every
-                // row, retractions included: the schema (damaged or crafted) and the files disagree.
-                return Err(strata_spec::Error::corrupt(format!(
-                    "data file {} has a key range, but the table's schema has no primary key",
-                    e.file.file_name
-                )));
-            }
-            if (raw_mode || self.skip_level0) && e.file.level == 0 || postpone && e.bucket < 0 {
+            layout.check_file(&e.file)?;
+            if skip_level0 && e.file.level == 0 || postpone && e.bucket < 0 {
                 continue;
             }
             if let Some(h) = &bucket_hashes {
