@@ -266,6 +266,56 @@ fn compaction_upgrades_files_that_overlap_nothing() {
     }
 }
 
+/// A deletion-vector write leaves level 0 without a rewrite: its flush puts the rows and the retractions in
+/// files of their own; the force-up moves the rows' file up unchanged and drops the retractions' file, once
+/// the older copies of every key it names are marked deleted. The write's APPEND snapshot still holds both,
+/// so streaming readers see its deletes.
+#[test]
+fn a_deletion_vector_write_moves_its_rows_up_and_drops_its_retractions_without_a_rewrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = create(dir.path(), "t", true, &[("bucket", "1")]);
+    let mut writer = TableWrite::new(&table).unwrap();
+    let mut model = Model::new();
+    let mut commit = |rows: Vec<Row>, kinds: Vec<i8>, id: i64, model: &mut Model| {
+        for (r, k) in rows.iter().zip(&kinds) {
+            if *k == 3 {
+                model.remove(&r.0);
+            } else {
+                model.insert(r.0, (r.1, r.2.clone()));
+            }
+        }
+        writer.write_with_kinds(&batch(&rows), &kinds).unwrap();
+        let messages = writer.prepare_commit().unwrap();
+        table
+            .new_commit("moves")
+            .unwrap()
+            .commit(&Committable { identifier: id, messages, ..Default::default() })
+            .unwrap();
+    };
+    commit((0..200).map(|id| (id, Some(id), Some(format!("a{id}")))).collect(), vec![0; 200], 0, &mut model);
+    let mut rows: Vec<Row> = (0..50).step_by(2).map(|id| (id, Some(-id), Some(format!("b{id}")))).collect();
+    let mut kinds = vec![0i8; rows.len()];
+    rows.extend((100..120).map(|id| (id, None, None)));
+    kinds.resize(rows.len(), 3);
+    commit(rows, kinds, 1, &mut model);
+
+    let latest = table.snapshot(None).unwrap().unwrap();
+    let append = table.snapshot(Some(latest.id - 1)).unwrap().unwrap();
+    let flushed: Vec<_> = table.live_files(&append).unwrap().into_iter().filter(|e| e.file.level == 0).collect();
+    assert_eq!(flushed.len(), 2, "the write's rows and retractions in files of their own: {flushed:?}");
+    let retractions = flushed.iter().find(|e| e.file.delete_row_count == Some(e.file.row_count)).unwrap();
+    let upserts = flushed.iter().find(|e| e.file.delete_row_count == Some(0)).unwrap();
+    assert_eq!((retractions.file.row_count, upserts.file.row_count), (20, 25));
+    let live = table.live_files(&latest).unwrap();
+    let moved = live.iter().find(|e| e.file.file_name == upserts.file.file_name).expect("the rows' file moved up");
+    assert!(moved.file.level > 0);
+    assert!(live.iter().all(|e| e.file.file_name != retractions.file.file_name), "the retractions' file stayed");
+    assert!(live.iter().all(|e| e.file.level > 0 && e.file.file_source == Some(0)), "a file was rewritten: {live:?}");
+    assert!(check_dv_invariants(&table) > 0);
+    assert_eq!(scan_rows(&table, false), model);
+    assert_eq!(scan_rows(&table, true), model);
+}
+
 /// Lookup indexes squeezed out of memory (to local disk, or dropped and rebuilt) and without bloom filters:
 /// deletion vectors still land on the right rows.
 #[test]

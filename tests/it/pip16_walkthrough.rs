@@ -39,6 +39,9 @@ fn create() -> Table {
         ("num-levels", "4"),
         // Every written batch closes its file, so a compaction's output rolls where the test says (below).
         ("target-file-size", "1 b"),
+        // The page's compactions are Paimon's: the forced level-0 pick takes in the runs within the size ratio
+        // (Strata's default gives level 0 the free level instead).
+        ("strata.lookup-compact.size-ratio", "true"),
     ];
     let io: Arc<dyn FileIO> = Arc::new(MemoryFileIO::new());
     create_table(io, "/wh/db.db/pip16", 1, &options)

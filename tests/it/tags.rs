@@ -124,7 +124,10 @@ fn a_tag_created_while_expiration_runs_keeps_its_files() {
     w.compact(true).unwrap();
     drop(w);
     let latest = t.snapshot_manager().latest_id().unwrap().unwrap();
-    let target = latest - 2;
+    // The last round's COMPACT snapshot, which the full compaction's snapshot follows: a deletion-vector
+    // table's APPEND snapshot reads as the one before it (its rows are in level 0, which readers skip).
+    let compact = |id: &i64| t.snapshot(Some(*id)).unwrap().unwrap().commit_kind == strata::spec::CommitKind::Compact;
+    let target = *models.keys().rev().find(|id| **id < latest && compact(id)).unwrap();
     // When expiration deletes its first snapshot file, another process tags a snapshot it is expiring.
     let plain = t.clone();
     let io = HookIO::new(move |op, path| {

@@ -47,7 +47,7 @@ pub use writer::{FileFormat, KvFileWriter, WriterConfig, DEFAULT_ROW_GROUP_BYTES
 pub use predicate::{CmpOp, ColumnRange, Predicate, TypedPredicate};
 pub use reader::{open_file, FileBatches, ReadRequest, DEFAULT_BATCH_SIZE};
 pub use row_runs::{live_runs, parquet_selection};
-pub use verify::{has_retraction, reject_retractions};
+pub use verify::{count_retractions, has_retraction, reject_retractions};
 
 // Reading a bucket's files: one file by its metadata, the merge of sorted runs with every merge engine.
 pub use bucket_read::{

@@ -204,6 +204,13 @@ pub fn reject_retractions(batch: &RecordBatch, kind: usize, path: &str, meta: &D
     Ok(())
 }
 
+/// How many retraction rows (-U or -D) `batch` holds in its `_VALUE_KIND` column `kind`.
+pub fn count_retractions(batch: &RecordBatch, kind: usize, path: &str) -> Result<usize> {
+    let kinds =
+        batch.column(kind).as_primitive_opt::<Int8Type>().ok_or_else(|| corrupt(path, "_VALUE_KIND is not TINYINT"))?;
+    Ok(kinds.values().iter().filter(|k| crate::kv::RowKind::byte_is_retract(**k)).count())
+}
+
 /// Whether `batch` holds a retraction row (-U or -D) in its `_VALUE_KIND` column `kind`.
 pub fn has_retraction(batch: &RecordBatch, kind: usize, path: &str) -> Result<bool> {
     let kinds =

@@ -3,6 +3,7 @@
 mod bucket_lookup;
 mod compact;
 mod files;
+mod flush;
 mod levels;
 mod lookup;
 mod options;

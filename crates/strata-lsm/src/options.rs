@@ -22,6 +22,8 @@ pub struct WriterOptions {
     pub(crate) force_up_level0: bool,
     /// `lookup-compact`.
     pub(crate) force_up_mode: ForceUpMode,
+    /// `strata.lookup-compact.size-ratio`: the forced pick takes in runs within the size ratio, as Paimon's.
+    pub(crate) force_up_size_ratio: bool,
     /// `write-buffer-size` in bytes.
     pub(crate) write_buffer_size: u64,
     /// `target-file-size`.
@@ -94,6 +96,7 @@ impl WriterOptions {
             deletion_vectors: dv,
             force_up_level0: lookup,
             force_up_mode: mode,
+            force_up_size_ratio: o.lookup_compact_size_ratio()?,
             write_buffer_size: o.write_buffer_size()?,
             target_file_size: o.target_file_size()?,
             row_group_bytes: o
@@ -130,6 +133,29 @@ impl WriterOptions {
 }
 
 impl WriterOptions {
+    /// Whether a level-0 file may leave level 0 unmerged in deletion-vector mode: with the deduplicate engine
+    /// (no sequence field, deletes honoured) a key's newest row is its merged result, so a file whose keys
+    /// are found nowhere else in the compaction moves up as it is once the older copies of its keys are
+    /// marked deleted, and a file of retractions only goes, as a rewrite would drop its rows. The lookup
+    /// changelog needs every level-0 row merged.
+    pub(crate) fn moves_level0_unmerged(&self) -> bool {
+        self.deletion_vectors
+            && self.merge.engine == MergeEngine::Deduplicate
+            && self.merge.sequence_fields.is_empty()
+            && !self.merge.ignore_delete
+            && !self.changelog_lookup
+    }
+
+    /// Whether flushes write retractions to files of their own ([`crate::flush`]): when level 0 may leave
+    /// unmerged and is forced up after every flush (a level 0 left for later compactions would only hold
+    /// more files).
+    pub(crate) fn splits_retractions(&self) -> bool {
+        self.moves_level0_unmerged()
+            && self.force_up_level0
+            && self.force_up_mode == ForceUpMode::Radical
+            && !self.write_only
+    }
+
     /// The codec of data files written at `level`.
     pub(crate) fn compression_at(&self, level: i32) -> String {
         self.compression_per_level.get(&level).unwrap_or(&self.compression).clone()

@@ -20,6 +20,7 @@ use crate::compact::job::{Applied, UnitJob};
 use crate::compact::pool::{compaction_pool, BackgroundJob, Polled};
 use crate::compact::{pick_force_up_level0, pick_full, pick_level0_alone_up, CompactUnit, ForceUpMode};
 use crate::files::{remove_files, FileFactory};
+use crate::flush::FlushWriter;
 use crate::levels::{LevelSortedRun, Levels};
 use crate::lookup::LookupLevels;
 use crate::options::WriterOptions;
@@ -48,6 +49,8 @@ pub struct MergeTreeWriter {
     uncommitted: Vec<String>,
     /// A compaction running on a compaction thread (merge-on-read writers only), at most one per bucket.
     in_flight: Option<BackgroundJob>,
+    /// The files of the last flush: one sorted run, each key once ([`crate::flush`]).
+    last_flush: Vec<String>,
 }
 
 impl MergeTreeWriter {
@@ -99,6 +102,7 @@ impl MergeTreeWriter {
             bucket,
             uncommitted: Vec::new(),
             in_flight: None,
+            last_flush: Vec::new(),
         })
     }
 
@@ -247,7 +251,7 @@ impl MergeTreeWriter {
         let runs = self.buffer.runs_with(memory)?;
         let merged =
             MergeIterator::new(self.layout.clone(), runs, self.opts.merge.clone(), false, self.opts.batch_size)?;
-        let mut w = self.file_writer(0, FileSource::Append);
+        let mut w = FlushWriter::new(self.file_factory(), &self.opts);
         let written = merged.into_iter().try_for_each(|b| w.write(&b?));
         let mut orphans: Vec<String> = changelog.iter().map(|f| join(&self.bucket_dir, &f.file_name)).collect();
         let closed = match written {
@@ -270,6 +274,7 @@ impl MergeTreeWriter {
             self.uncommitted.push(f.file_name.clone());
         }
         self.levels.update(&[], files.clone())?;
+        self.last_flush = files.iter().map(|f| f.file_name.clone()).collect();
         self.increment.data.new_files.extend(files);
         Ok(())
     }
@@ -300,9 +305,11 @@ impl MergeTreeWriter {
                 pick_force_up_level0(
                     &self.opts.universal,
                     self.opts.force_up_mode,
+                    self.opts.force_up_size_ratio,
                     self.trigger_count,
                     self.levels.num_levels(),
                     &runs,
+                    self.flush_parts(&runs),
                 )
             } else {
                 self.pick_universal(&runs)
@@ -311,6 +318,20 @@ impl MergeTreeWriter {
             self.run_unit(unit, false)?;
         }
         Ok(())
+    }
+
+    /// How many of the first `runs` are the parts of the last flush (level-0 files of one run, disjoint by
+    /// key), when all of them are there.
+    fn flush_parts(&self, runs: &[LevelSortedRun]) -> usize {
+        let parts = runs
+            .iter()
+            .take_while(|r| r.level == 0 && r.files.iter().all(|f| self.last_flush.contains(&f.file_name)))
+            .count();
+        if parts == self.last_flush.len() {
+            parts
+        } else {
+            0
+        }
     }
 
     /// Merge-on-read's pick: the universal pick, else level 0 taken up while nothing lies deeper.
@@ -420,6 +441,7 @@ impl MergeTreeWriter {
             inputs,
             output,
             drop_delete,
+            flush_group: self.last_flush.clone(),
             cancel: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         })
     }

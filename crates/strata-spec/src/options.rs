@@ -100,6 +100,9 @@ pub const WRITE_ONLY: &str = "write-only";
 /// Strata's own: how long a COMPACT snapshot of another engine keeps Strata from compacting the
 /// deletion-vector buckets it changed (default 1 hour; `0 s` turns the check off).
 pub const FOREIGN_COMPACTION_WINDOW: &str = "strata.foreign-compaction.window";
+/// Strata's own: the forced level-0 compaction also takes in the next runs within `compaction.size-ratio`, as
+/// Paimon's `ForceUpLevel0Compaction` does (default false: level 0 takes the free level above the next run).
+pub const LOOKUP_COMPACT_SIZE_RATIO: &str = "strata.lookup-compact.size-ratio";
 /// `commit.min-retry-wait`: 10 ms.
 pub const COMMIT_MIN_RETRY_WAIT: &str = "commit.min-retry-wait";
 /// `commit.max-retry-wait`: 10 s.
@@ -567,6 +570,11 @@ impl CoreOptions {
         self.bool_opt(WRITE_ONLY, false)
     }
 
+    /// `strata.lookup-compact.size-ratio` (default false).
+    pub fn lookup_compact_size_ratio(&self) -> Result<bool> {
+        self.bool_opt(LOOKUP_COMPACT_SIZE_RATIO, false)
+    }
+
     /// `strata.foreign-compaction.window` (default 1 hour).
     pub fn foreign_compaction_window(&self) -> Result<Duration> {
         Ok(self.dur_opt(FOREIGN_COMPACTION_WINDOW)?.unwrap_or(Duration::from_secs(3600)))
@@ -696,6 +704,7 @@ impl CoreOptions {
         self.merge_engine()?;
         self.changelog_producer()?;
         self.lookup_compact()?;
+        self.lookup_compact_size_ratio()?;
         self.lookup_wait()?;
         self.ignore_delete()?;
         self.commit_max_retries()?;

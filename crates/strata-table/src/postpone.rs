@@ -180,7 +180,9 @@ pub(crate) fn as_compaction(table: &Table, m: &mut strata_spec::CommitMessage) {
     let default_name = table.schema().core_options().partition_default_name().to_string();
     let Ok(partition) = crate::paths::partition_path(&m.partition, &fields, &default_name) else { return };
     let dir = table.path_factory().bucket_dir(&partition, m.bucket);
-    for f in intermediate {
+    // A file the compaction moved up a level unchanged is its own output, under the same name: it stays.
+    let moved: HashSet<String> = inc.compact.compact_after.iter().map(|f| f.file_name.clone()).collect();
+    for f in intermediate.into_iter().filter(|f| !moved.contains(&f.file_name)) {
         if let Err(e) = table.io().delete(&strata_io::join(&dir, &f.file_name)) {
             tracing::warn!(file = f.file_name, error = %e, "cannot remove a file a postpone compaction replaced");
         }

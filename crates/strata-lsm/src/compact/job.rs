@@ -37,6 +37,8 @@ pub(crate) struct UnitJob {
     pub(crate) inputs: Vec<LevelSortedRun>,
     pub(crate) output: i32,
     pub(crate) drop_delete: bool,
+    /// The files of the writer's last flush, one run with each key once ([`crate::flush`]).
+    pub(crate) flush_group: Vec<String>,
     /// Set when the writer goes away: the job stops at the next batch and removes what it wrote.
     pub(crate) cancel: Arc<std::sync::atomic::AtomicBool>,
 }
@@ -69,6 +71,9 @@ impl UnitJob {
     }
 
     fn run_steps(&self, done: &mut Vec<Applied>) -> Result<()> {
+        if self.is_flushed_run_alone() {
+            return self.move_flushed_run(done);
+        }
         let key_types: Vec<DataType> = self.files.layout.key_fields.iter().map(|f| f.data_type).collect();
         // Sections of overlapping files are merged; a file overlapping nothing may move up unchanged.
         let indexed: Vec<(usize, &DataFileMeta)> =
@@ -134,7 +139,7 @@ impl UnitJob {
         if self.drop_delete && self.holds_retractions(f)? {
             return Ok(None);
         }
-        if self.opts.deletion_vectors && f.level == 0 {
+        if self.opts.deletion_vectors && f.level == 0 && self.output < self.levels.max_level() {
             // Its keys still supersede older copies below: mark those.
             self.mark_older_copies(f)?;
         }
@@ -244,20 +249,71 @@ impl UnitJob {
         Ok(false)
     }
 
-    fn mark_older_copies(&self, file: &DataFileMeta) -> Result<()> {
-        if self.output >= self.levels.max_level() {
-            return Ok(());
-        }
+    /// Runs `file`'s keys through the lookup so their older copies below the output are marked deleted;
+    /// returns its rows and retraction rows, counted from its own `_VALUE_KIND` column as it goes.
+    fn mark_older_copies(&self, file: &DataFileMeta) -> Result<(usize, usize)> {
+        let look_up = self.output < self.levels.max_level();
         let layout = &self.files.layout;
         let r = layout.file_ref(self.files.path(file), file.clone(), None)?;
-        let columns = strata_format::file_columns(layout);
+        let mut columns: Vec<(String, DataType)> = strata_format::file_columns(layout);
+        columns.truncate(layout.key_arity());
+        columns.push((strata_format::VALUE_KIND.to_string(), DataType::not_null(TypeRoot::TinyInt)));
         let keys = strata_format::lookup::KeyEncoder::new(layout)?;
+        let (mut rows_seen, mut retractions) = (0, 0);
         for b in strata_format::open_data_file(self.files.io.as_ref(), &r, columns, false, self.opts.batch_size)? {
             self.check_cancelled()?;
             let b = b?;
-            let rows = keys.rows(&b).map_err(|e| Error::corrupt(e.to_string()))?;
-            for i in 0..rows.num_rows() {
-                self.lookup.supersede(&self.levels, self.output + 1, rows.row(i).as_ref())?;
+            rows_seen += b.num_rows();
+            retractions += strata_format::count_retractions(&b, layout.key_arity(), &r.path)?;
+            if look_up {
+                let rows = keys.rows(&b).map_err(|e| Error::corrupt(e.to_string()))?;
+                for i in 0..rows.num_rows() {
+                    self.lookup.supersede(&self.levels, self.output + 1, rows.row(i).as_ref())?;
+                }
+            }
+        }
+        Ok((rows_seen, retractions))
+    }
+
+    /// Whether the unit is the writer's last flush alone, going up out of level 0 where its files may leave
+    /// unmerged ([`WriterOptions::moves_level0_unmerged`]).
+    fn is_flushed_run_alone(&self) -> bool {
+        let mut files = self.inputs.iter().flat_map(|r| r.files.iter());
+        !self.flush_group.is_empty()
+            && self.opts.moves_level0_unmerged()
+            && self.drop_delete
+            && self.output > 0
+            && self.inputs.iter().all(|r| r.level == 0)
+            && self.inputs.iter().map(|r| r.files.len()).sum::<usize>() == self.flush_group.len()
+            && files.all(|f| self.flush_group.contains(&f.file_name))
+    }
+
+    /// Takes the last flush's run out of level 0 without merging it: its files hold each key once, so each
+    /// file's keys mark their older copies below the output, then a file without retractions moves up
+    /// unchanged and a file of retractions only goes (a rewrite would drop every row of it). A file holding
+    /// both (another writer's) or carrying a deletion vector is rewritten alone.
+    fn move_flushed_run(&self, done: &mut Vec<Applied>) -> Result<()> {
+        let _span = tracing::debug_span!("move_flushed_run", files = self.flush_group.len()).entered();
+        for f in self.inputs.iter().flat_map(|r| r.files.iter()) {
+            let (rows, retractions) = self.mark_older_copies(f)?;
+            if self.lookup.has_vector(&f.file_name)? || (retractions > 0 && retractions < rows) {
+                done.push(self.rewrite(vec![vec![(f.level, vec![f.clone()])]])?);
+            } else if retractions == 0 {
+                let mut moved = f.clone();
+                moved.level = self.output;
+                done.push(Applied {
+                    before: vec![f.clone()],
+                    after: vec![moved],
+                    changelog: Vec::new(),
+                    upgrade: true,
+                });
+            } else {
+                done.push(Applied {
+                    before: vec![f.clone()],
+                    after: Vec::new(),
+                    changelog: Vec::new(),
+                    upgrade: false,
+                });
             }
         }
         Ok(())

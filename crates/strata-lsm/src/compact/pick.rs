@@ -117,14 +117,39 @@ pub(crate) enum ForceUpMode {
     },
 }
 
-/// Paimon's `ForceUpLevel0Compaction`: the universal pick, or else all level-0 runs into a deeper level.
+/// Paimon's `ForceUpLevel0Compaction`: the universal pick, or else all level-0 runs into the level just
+/// above the next run (merged with that run only when it sits at level 1, since nothing goes to level 0).
+///
+/// The first `flush_parts` runs are the parts of one flush (its rows and its retractions, disjoint by key:
+/// [`crate::flush`]) and count as the one sorted run they are.
+///
+/// Paimon's forced pick goes on to take in every next run not much larger than the runs taken so far
+/// (`compaction.size-ratio`), with or without the number of runs that triggers the universal pick. After
+/// every write of equal size that is a binary counter over the levels: each write rewrites the runs of
+/// the writes before it whenever they add up to its size, which cost deletion-vector writes about half again
+/// the bytes a merge-on-read write costs (docs/BENCHMARKS.md, issue 53). Here level 0 takes a free level
+/// and the runs wait, as a merge-on-read write's level-0 runs do, for the universal pick to merge them once
+/// `num-sorted-run.compaction-trigger` runs pile up: deletion-vector writes then rewrite what merge-on-read
+/// writes rewrite, and a write that overlaps nothing deeper leaves level 0 without a rewrite. The price is
+/// read-side: superseded rows wait longer in the older runs, marked deleted, and a scan decodes them
+/// (docs/BENCHMARKS.md). `size_ratio` (`strata.lookup-compact.size-ratio`) picks as Paimon does.
 pub(crate) fn pick_force_up_level0(
     universal: &UniversalCompaction,
     mode: ForceUpMode,
+    size_ratio: bool,
     trigger_count: u32,
     num_levels: usize,
     runs: &[LevelSortedRun],
+    flush_parts: usize,
 ) -> Option<CompactUnit> {
+    let parts = flush_parts.min(runs.iter().take_while(|r| r.level == 0).count());
+    if parts > 1 {
+        let mut view = Vec::with_capacity(runs.len() - parts + 1);
+        view.push(LevelSortedRun { level: 0, files: runs[..parts].iter().flat_map(|r| r.files.clone()).collect() });
+        view.extend_from_slice(&runs[parts..]);
+        let unit = pick_force_up_level0(universal, mode, size_ratio, trigger_count, num_levels, &view, 1)?;
+        return Some(CompactUnit { run_count: unit.run_count + parts - 1, ..unit });
+    }
     if let Some(u) = universal.pick(num_levels, runs) {
         return Some(u);
     }
@@ -137,7 +162,10 @@ pub(crate) fn pick_force_up_level0(
     if level0 == 0 {
         return None;
     }
-    universal.pick_for_size_ratio_from(num_levels as i32 - 1, runs, level0, true)
+    if size_ratio {
+        return universal.pick_for_size_ratio_from(num_levels as i32 - 1, runs, level0, true);
+    }
+    Some(create_unit(runs, num_levels as i32 - 1, level0))
 }
 
 /// A merge-on-read bucket's first large write moved out of level 0: when every sorted run of the bucket is
@@ -317,19 +345,43 @@ mod tests {
     fn force_up_moves_level0_above_the_next_level() {
         let u = universal();
         let runs = vec![run(0, 10), run(0, 10), run(3, 100_000), run(5, 1_000_000)];
-        let unit = pick_force_up_level0(&u, ForceUpMode::Radical, 1, 6, &runs).unwrap();
+        let unit = pick_force_up_level0(&u, ForceUpMode::Radical, false, 1, 6, &runs, 0).unwrap();
         assert_eq!(unit, CompactUnit { output_level: 2, run_count: 2 });
         let gentle = ForceUpMode::Gentle { max_interval: 10 };
-        assert_eq!(pick_force_up_level0(&u, gentle, 3, 6, &runs), None);
-        assert!(pick_force_up_level0(&u, gentle, 10, 6, &runs).is_some());
-        assert_eq!(pick_force_up_level0(&u, ForceUpMode::Radical, 1, 6, &[run(4, 5)]), None);
+        assert_eq!(pick_force_up_level0(&u, gentle, false, 3, 6, &runs, 0), None);
+        assert!(pick_force_up_level0(&u, gentle, false, 10, 6, &runs, 0).is_some());
+        assert_eq!(pick_force_up_level0(&u, ForceUpMode::Radical, false, 1, 6, &[run(4, 5)], 0), None);
+        // Level 0 takes the free level above the next run even when that run is no larger (Paimon's forced
+        // pick would merge the two); at level 1 there is no free level, and the two merge.
+        let same_size = vec![run(0, 100), run(5, 100)];
+        let unit = pick_force_up_level0(&u, ForceUpMode::Radical, false, 1, 6, &same_size, 0).unwrap();
+        assert_eq!(unit, CompactUnit { output_level: 4, run_count: 1 });
+        let paimon = pick_force_up_level0(&u, ForceUpMode::Radical, true, 1, 6, &same_size, 0).unwrap();
+        assert_eq!(paimon, CompactUnit { output_level: 5, run_count: 2 });
+        let at_one = vec![run(0, 10), run(1, 1000), run(5, 5000)];
+        let unit = pick_force_up_level0(&u, ForceUpMode::Radical, false, 1, 6, &at_one, 0).unwrap();
+        assert_eq!(unit, CompactUnit { output_level: 1, run_count: 2 });
+    }
+
+    #[test]
+    fn the_parts_of_one_flush_count_as_one_run() {
+        let u = universal();
+        // Four runs with the flush's two parts as one: fewer than the universal pick needs, so level 0 goes up
+        // alone.
+        let runs = vec![run(0, 2), run(0, 10), run(3, 100), run(4, 1000), run(5, 500)];
+        let unit = pick_force_up_level0(&u, ForceUpMode::Radical, false, 1, 6, &runs, 2).unwrap();
+        assert_eq!(unit, CompactUnit { output_level: 2, run_count: 2 });
+        // Counted as two runs, they make five, and the size amplification rewrites everything.
+        let unit = pick_force_up_level0(&u, ForceUpMode::Radical, false, 1, 6, &runs, 0).unwrap();
+        assert_eq!(unit, CompactUnit { output_level: 5, run_count: 5 });
     }
 
     proptest! {
         #[test]
-        fn picks_are_well_formed(runs in runs_strategy(), trigger in 0u32..20) {
+        fn picks_are_well_formed(runs in runs_strategy(), trigger in 0u32..20, parts in 0usize..4, ratio: bool) {
             let u = universal();
-            for unit in [u.pick(6, &runs), pick_force_up_level0(&u, ForceUpMode::Radical, trigger, 6, &runs), pick_full(6, &runs)]
+            let forced = pick_force_up_level0(&u, ForceUpMode::Radical, ratio, trigger, 6, &runs, parts);
+            for unit in [u.pick(6, &runs), forced, pick_full(6, &runs)]
                 .into_iter()
                 .flatten()
             {
@@ -346,7 +398,7 @@ mod tests {
             // Level 0 always leaves level 0 under force-up when nothing else is picked.
             let level0 = runs.iter().filter(|r| r.level == 0).count();
             if level0 > 0 {
-                let unit = pick_force_up_level0(&u, ForceUpMode::Radical, trigger, 6, &runs).unwrap();
+                let unit = pick_force_up_level0(&u, ForceUpMode::Radical, ratio, trigger, 6, &runs, parts).unwrap();
                 prop_assert!(unit.run_count >= level0);
             }
         }
