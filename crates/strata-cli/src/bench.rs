@@ -133,9 +133,13 @@ fn batch(ids: &[i64], round: usize) -> Result<RecordBatch> {
     RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).map_err(|e| Error::invalid("bench rows", e.to_string()))
 }
 
-struct Workload {
-    rows: usize,
-    rounds: usize,
+pub(crate) struct Workload {
+    /// Rows loaded first.
+    pub(crate) rows: usize,
+    /// Update rounds after the load.
+    pub(crate) rounds: usize,
+    /// Options of both tables besides the bench's own (`--table-option`).
+    pub(crate) options: Vec<(String, String)>,
 }
 
 /// Writes the workload; returns (seconds, rows written).
@@ -257,8 +261,7 @@ impl Storage {
 pub(crate) fn run(
     dir: &str,
     store: Option<BenchStore<'_>>,
-    rows: usize,
-    rounds: usize,
+    w: &Workload,
     buckets: u32,
     json_out: bool,
 ) -> Result<Value> {
@@ -273,31 +276,23 @@ pub(crate) fn run(
     let io = storage.writer.clone();
     let work = format!("{root}/strata-bench-{}", uuid::Uuid::new_v4());
     io.mkdirs(&work)?;
-    let result = run_in(&storage, &work, dir, rows, rounds, buckets, json_out);
+    let result = run_in(&storage, &work, dir, w, buckets, json_out);
     let removed = io.delete_dir(&work);
     let report = result?;
     removed?;
     Ok(report)
 }
 
-fn run_in(
-    storage: &Storage,
-    work: &str,
-    dir: &str,
-    rows: usize,
-    rounds: usize,
-    buckets: u32,
-    json_out: bool,
-) -> Result<Value> {
+fn run_in(storage: &Storage, work: &str, dir: &str, w: &Workload, buckets: u32, json_out: bool) -> Result<Value> {
     let dyn_io: Arc<dyn FileIO> = storage.writer.clone();
-    let w = Workload { rows, rounds };
+    let rows = w.rows;
     let mut report = serde_json::Map::new();
     let mut lines = Vec::new();
     let (ingest, line) = bench_ingest(&dyn_io, work, rows)?;
     report.insert("ingest".into(), ingest);
     lines.push(line);
     for (name, dv) in [("dv", true), ("mor", false)] {
-        let (entry, table_lines) = bench_table(storage, work, name, dv, &w, buckets)?;
+        let (entry, table_lines) = bench_table(storage, work, name, dv, w, buckets)?;
         report.insert(name.to_string(), entry);
         lines.extend(table_lines);
     }
@@ -373,7 +368,8 @@ fn bench_table(
     let rows = w.rows;
     let mut lines = Vec::new();
     let path = format!("{work}/bench.db/{name}");
-    let table = Table::create(dyn_io.clone(), &path, schema(dv, buckets, &[])?)?;
+    let options: Vec<(&str, &str)> = w.options.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let table = Table::create(dyn_io.clone(), &path, schema(dv, buckets, &options)?)?;
     reset_peak();
     let before = io.written.load(Ordering::Relaxed);
     let requests = Requests::start(io.as_ref());
@@ -556,7 +552,7 @@ fn bench_runs(
     buckets: u32,
 ) -> Result<(Vec<Value>, String)> {
     // Scan rate against the number of sorted runs: a merge-on-read table that never compacts.
-    let small = Workload { rows: (rows / 4).max(1000), rounds: 0 };
+    let small = Workload { rows: (rows / 4).max(1000), rounds: 0, options: Vec::new() };
     let mor = Table::create(
         dyn_io.clone(),
         &format!("{work}/bench.db/runs_mor"),

@@ -223,6 +223,10 @@ enum Command {
         /// operation are reported for stores that count them.
         #[arg(long)]
         warehouse: Option<String>,
+        /// A table option for both tables (KEY=VALUE, repeatable), e.g.
+        /// strata.lookup-compact.size-ratio=true for Paimon's forced level-0 pick.
+        #[arg(long = "table-option", value_name = "KEY=VALUE")]
+        table_options: Vec<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -404,7 +408,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             create(&table_dir, &schema, keys, &options, allow_unknown_options, json)?
         }
         Command::Demo { warehouse, rounds, rows, json } => demo::demo(&absolute(&warehouse), rounds, rows, json)?,
-        Command::Bench { rows, rounds, buckets, dir, warehouse, json } => {
+        Command::Bench { rows, rounds, buckets, dir, warehouse, table_options, json } => {
             if rows == 0 || buckets == 0 {
                 return Err(Error::invalid("bench", "--rows and --buckets must be positive"));
             }
@@ -413,7 +417,9 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
                 Some(w) => Some(bench::BenchStore { warehouse: w, writer: io(), reader: reader_io()? }),
                 None => None,
             };
-            let report = bench::run(&absolute(&dir), store, rows, rounds, buckets, json)?;
+            let options = parse_options(&table_options)?.into_iter().collect();
+            let workload = bench::Workload { rows, rounds, options };
+            let report = bench::run(&absolute(&dir), store, &workload, buckets, json)?;
             if json {
                 println!("{report}");
             }
