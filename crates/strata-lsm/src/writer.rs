@@ -282,6 +282,15 @@ impl MergeTreeWriter {
     /// Runs compactions until nothing more is picked (in force-up mode: until level 0 is empty). With `full`,
     /// compacts every run into the max level once (and so leaves no deletion vectors).
     pub fn compact(&mut self, full: bool) -> Result<()> {
+        self.compact_in(full, false)
+    }
+
+    /// [`compact`](Self::compact); with `background`, a deletion-vector writer hands a unit that leaves level 0
+    /// alone (the universal pick merging deeper runs) to a compaction thread and stops there: level 0 is
+    /// empty by then, which is all a commit waits for (`lookup-wait`), and the unit's result goes into a
+    /// later commit. Nothing else in the bucket marks or drops a deletion vector until that unit is applied:
+    /// the next flush's compaction, any explicit compaction and the delete-ratio rewrite wait for it first.
+    fn compact_in(&mut self, full: bool, background: bool) -> Result<()> {
         self.finish_background(true)?;
         if full {
             let runs = self.levels.sorted_runs();
@@ -315,6 +324,15 @@ impl MergeTreeWriter {
                 self.pick_universal(&runs)
             };
             let Some(unit) = unit else { break };
+            let leaves_level0 = runs[..unit.run_count.min(runs.len())].iter().all(|r| r.level > 0);
+            if background && leaves_level0 && self.opts.deletion_vectors && compaction_pool().is_some() {
+                if let Some(job) = self.unit_job(unit.clone(), false) {
+                    if let Some(job) = BackgroundJob::start(job)? {
+                        self.in_flight = Some(job);
+                        break;
+                    }
+                }
+            }
             self.run_unit(unit, false)?;
         }
         Ok(())
@@ -362,7 +380,7 @@ impl MergeTreeWriter {
             return Ok(());
         }
         if !self.compacts_in_background() {
-            return self.compact(false);
+            return self.compact_in(false, true);
         }
         self.finish_background(false)?;
         self.start_background()?;
@@ -496,6 +514,7 @@ impl MergeTreeWriter {
     /// Rewrites files whose deleted ratio (deletion-vector cardinality / rows) is at least `threshold`
     /// (all files with a vector when 0), each into a new file at its level without the deleted rows.
     pub fn rewrite_files_with_deletions(&mut self, threshold: f64) -> Result<()> {
+        self.finish_background(true)?;
         let candidates = self.lookup.files_past_delete_ratio(self.levels.all_files(), threshold)?;
         for f in candidates {
             let dv = self.lookup.vector_of(&f.file_name)?;
@@ -538,9 +557,10 @@ impl MergeTreeWriter {
         if self.opts.write_only {
             return self.finish_cycle(new_index_file_name);
         }
-        if self.opts.deletion_vectors {
+        if self.opts.deletion_vectors && self.in_flight.is_none() {
             // Files whose deleted share reached `compaction.delete-ratio-threshold` are rewritten without the
-            // deleted rows, so vectors do not grow without bound.
+            // deleted rows, so vectors do not grow without bound (after a running compaction, at a later
+            // commit: it may be rewriting them).
             self.rewrite_files_with_deletions(self.opts.delete_ratio_threshold)?;
         }
         if self.opts.force_up_level0
