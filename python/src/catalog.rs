@@ -72,7 +72,9 @@ impl NativeCatalog {
             columns_of(&arrow.0)?
         };
         let mut options = options;
-        options.entry("bucket".to_string()).or_insert_with(|| "1".to_string());
+        // Without a primary key, Paimon's default: an unaware-bucket append table.
+        let default_bucket = if primary_keys.is_empty() { "-1" } else { "1" };
+        options.entry("bucket".to_string()).or_insert_with(|| default_bucket.to_string());
         let policy = OptionPolicy { allow_unknown_options };
         let table = py
             .detach(|| {

@@ -223,7 +223,9 @@ class Catalog:
         such as ``"id BIGINT NOT NULL, v STRING"``). Arrow types map to Paimon's (int64 to BIGINT, string to
         STRING, timestamp("us") to TIMESTAMP(6), a zoned timestamp to TIMESTAMP WITH LOCAL TIME ZONE,
         decimal128 to DECIMAL, ...); non-nullable fields are NOT NULL, and so are primary-key columns.
-        ``options`` are Paimon table options (``bucket``, default 1; ``deletion-vectors.enabled``;
+        Without ``primary_keys``, an append table (rows kept in arrival order, duplicates included).
+        ``options`` are Paimon table options (``bucket``, default 1, or -1 for an append table;
+        ``deletion-vectors.enabled``;
         ``merge-engine``; ...); unknown keys are refused unless ``allow_unknown_options``."""
         db, name = _split_identifier(identifier)
         native = self._native.create_table(

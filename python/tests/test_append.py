@@ -1,5 +1,6 @@
 """Append tables (no primary key) that pypaimon 2.1.0 wrote, read through the Python package: every row (ids
-repeat), in append order, with filters, projections and counts; lookups refused."""
+repeat), in append order, with filters, projections and counts; lookups refused. Append tables the package
+writes, read by pypaimon."""
 import pyarrow as pa
 import pytest
 
@@ -37,3 +38,21 @@ def test_append_table_written_by_pypaimon_reads_the_same(catalog, warehouse, rng
         t.get([1])
     with pytest.raises(strata.UnsupportedError, match="append"):
         t.query()
+
+
+def test_append_table_written_by_the_package_reads_the_same_in_pypaimon(catalog, warehouse, rng):
+    t = catalog.create_table("db.events", SCHEMA, [], ["p"])
+    assert t.options["bucket"] == "-1"
+    written = []
+    for _ in range(3):
+        rows = [{"id": rng.randrange(20), "p": rng.choice("ab"), "v": rng.random()} for _ in range(30)]
+        t.write(pa.Table.from_pylist(rows, schema=SCHEMA))
+        written.extend(rows)
+    got = t.reload().scan().to_arrow().to_pylist()
+    for p in "ab":
+        # Each partition's rows in the order they were appended.
+        assert [r for r in got if r["p"] == p] == [r for r in written if r["p"] == p]
+    key = lambda r: (r["id"], r["p"], r["v"])
+    assert sorted(pypaimon_read(warehouse, "db.events"), key=key) == sorted(written, key=key)
+    with pytest.raises(strata.InvalidError, match="inserts only"):
+        t.write(pa.Table.from_pylist(written[:1], schema=SCHEMA), row_kind="-D")

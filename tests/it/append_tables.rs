@@ -154,18 +154,15 @@ fn rows_read_in_the_order_they_were_appended() {
     assert_eq!(got, expected);
 }
 
-/// Lookups and writes are refused with an error that names the reason, never a panic or a wrong answer.
+/// Lookups by key are refused with an error that names the reason, never a panic or a wrong
+/// answer.
 #[test]
-fn lookups_and_writes_on_an_append_table_are_refused_clearly() {
+fn lookups_by_key_on_an_append_table_are_refused_clearly() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_with_pypaimon(dir.path(), &CONFIGS[0], 1);
     let t = open(&path);
     let key = [Some(Datum::BigInt(1))];
-    for err in [
-        strata::get(&t, &key, None).unwrap_err(),
-        TableQuery::new(&t).unwrap_err(),
-        TableWriter::new(&t, "w").map(|_| ()).unwrap_err(),
-    ] {
+    for err in [strata::get(&t, &key, None).unwrap_err(), TableQuery::new(&t).unwrap_err()] {
         assert_eq!(err.kind(), ErrorKind::Unsupported, "{err}");
         assert!(err.to_string().contains("append"), "{err}");
     }

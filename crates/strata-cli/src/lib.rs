@@ -482,7 +482,10 @@ fn create(
 ) -> Result<(), Error> {
     let columns = parse_columns(schema)?;
     let mut options = parse_options(options)?;
-    options.entry("bucket".to_string()).or_insert_with(|| "1".to_string());
+    // Paimon's default for a table without a primary key is an unaware-bucket append table (bucket -1);
+    // Strata's for a primary-key table is one fixed bucket.
+    let default_bucket = if primary_key.is_empty() { "-1" } else { "1" };
+    options.entry("bucket".to_string()).or_insert_with(|| default_bucket.to_string());
     let schema = TableSchema::new(columns, partition_keys, primary_key, options, now_millis())?;
     let dir = location(table_dir)?;
     let policy = strata_table::OptionPolicy { allow_unknown_options };

@@ -117,6 +117,8 @@ pub struct KvFileWriter {
     done: Vec<DataFileMeta>,
     /// [`DEFAULT_ROW_GROUP_BYTES`], or `parquet.block.size`.
     row_group_bytes: usize,
+    /// An append table's next row's sequence number.
+    next_seq: i64,
 }
 
 fn parquet_compression(c: &str) -> Result<Compression> {
@@ -242,7 +244,20 @@ impl KvFileWriter {
             current: None,
             done: Vec::new(),
             row_group_bytes: DEFAULT_ROW_GROUP_BYTES,
+            next_seq: 0,
         }
+    }
+
+    /// This writer numbering an append table's rows from `seq` (each row takes the next sequence number;
+    /// files of a primary-key table carry theirs in `_SEQUENCE_NUMBER`).
+    pub fn with_first_sequence(mut self, seq: i64) -> Self {
+        self.next_seq = seq;
+        self
+    }
+
+    /// The sequence number an append table's next row takes.
+    pub fn next_sequence(&self) -> i64 {
+        self.next_seq
     }
 
     /// This writer with parquet row groups closed at `bytes` of encoded data (`parquet.block.size`;
@@ -321,24 +336,32 @@ impl KvFileWriter {
             Some(f) => f,
             None => self.open(&stored)?,
         };
-        let key_types: Vec<DataType> = self.layout.key_fields.iter().map(|f| f.data_type).collect();
-        if file.min_key.is_none() {
-            file.min_key = Some(key_row(batch, 0, &key_types)?);
-        }
-        file.max_key = Some(key_row(batch, batch.num_rows() - 1, &key_types)?);
-        for (i, s) in file.key_stats.iter_mut().enumerate() {
-            s.update(batch.column(i))?;
-        }
         for (i, s) in file.value_stats.iter_mut().enumerate() {
             s.update(batch.column(self.layout.value_index(i)))?;
         }
-        let seq = batch.column(self.layout.seq_index()).as_primitive::<Int64Type>();
-        if let (Some(lo), Some(hi)) = (arrow_arith::aggregate::min(seq), arrow_arith::aggregate::max(seq)) {
-            file.min_seq = file.min_seq.min(lo);
-            file.max_seq = file.max_seq.max(hi);
+        if self.layout.append {
+            // Appended rows: the table's columns only, numbered in arrival order, no key.
+            let n = batch.num_rows() as i64;
+            file.min_seq = file.min_seq.min(self.next_seq);
+            file.max_seq = file.max_seq.max(self.next_seq + n - 1);
+            self.next_seq += n;
+        } else {
+            let key_types: Vec<DataType> = self.layout.key_fields.iter().map(|f| f.data_type).collect();
+            if file.min_key.is_none() {
+                file.min_key = Some(key_row(batch, 0, &key_types)?);
+            }
+            file.max_key = Some(key_row(batch, batch.num_rows() - 1, &key_types)?);
+            for (i, s) in file.key_stats.iter_mut().enumerate() {
+                s.update(batch.column(i))?;
+            }
+            let seq = batch.column(self.layout.seq_index()).as_primitive::<Int64Type>();
+            if let (Some(lo), Some(hi)) = (arrow_arith::aggregate::min(seq), arrow_arith::aggregate::max(seq)) {
+                file.min_seq = file.min_seq.min(lo);
+                file.max_seq = file.max_seq.max(hi);
+            }
+            let kinds = batch.column(self.layout.kind_index()).as_primitive::<Int8Type>();
+            file.deletes += kinds.values().iter().filter(|k| RowKind::byte_is_retract(**k)).count() as i64;
         }
-        let kinds = batch.column(self.layout.kind_index()).as_primitive::<Int8Type>();
-        file.deletes += kinds.values().iter().filter(|k| RowKind::byte_is_retract(**k)).count() as i64;
         file.rows += batch.num_rows() as i64;
         let batch = &stored;
         let size = match &mut file.sink {

@@ -1,5 +1,6 @@
 //! The per-bucket LSM merge tree with deletion vectors (Paimon PIP-16).
 
+mod append;
 mod bucket_lookup;
 mod compact;
 mod files;
@@ -11,6 +12,7 @@ mod write_buffer;
 mod writer;
 
 // One bucket's writer, and the options it takes from the table.
+pub use append::AppendWriter;
 pub use options::WriterOptions;
 pub use writer::MergeTreeWriter;
 

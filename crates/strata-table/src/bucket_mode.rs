@@ -21,6 +21,8 @@ pub(crate) enum BucketMode {
     CrossPartition,
     /// `bucket = -2`: postponed files, moved into real buckets by compaction.
     Postpone,
+    /// An append table's `bucket = -1` (Paimon's `BUCKET_UNAWARE`): no bucket key, every row in bucket 0.
+    Unaware,
 }
 
 /// The bucket number of postponed files (Paimon's `BucketMode.POSTPONE_BUCKET`), which also names their
@@ -31,6 +33,7 @@ impl BucketMode {
     /// The mode of `schema`.
     pub(crate) fn of(schema: &TableSchema) -> Result<Self> {
         Ok(match schema.core_options().bucket()? {
+            -1 if schema.primary_keys.is_empty() => BucketMode::Unaware,
             -1 if schema.partition_keys.iter().all(|k| schema.primary_keys.contains(k)) => BucketMode::Dynamic,
             -1 => BucketMode::CrossPartition,
             POSTPONE_BUCKET => BucketMode::Postpone,
@@ -51,14 +54,21 @@ pub(crate) enum WritePurpose {
 /// Refuses tables Strata cannot write for `purpose`, with an unsupported error saying why: `create` runs this
 /// too, so that no table is created that every write would then refuse.
 pub(crate) fn check_writable(schema: &TableSchema, purpose: WritePurpose) -> Result<()> {
-    if schema.primary_keys.is_empty() {
-        return Err(Error::unsupported(
-            "tables without a primary key (append tables): Strata writes primary-key tables only",
-        ));
-    }
     let options = schema.core_options();
+    let append = schema.primary_keys.is_empty();
     match BucketMode::of(schema)? {
-        BucketMode::Fixed(_) | BucketMode::Dynamic => {}
+        BucketMode::Fixed(_) if append && options.bucket_key().is_none_or(|k| k.is_empty()) => {
+            return Err(Error::invalid(
+                "schema",
+                "an append table with a bucket number needs a 'bucket-key' (the columns whose hash picks a row's bucket), as Paimon's; or bucket = -1 for an unaware-bucket table",
+            ));
+        }
+        BucketMode::Postpone if append => {
+            return Err(Error::unsupported(
+                "bucket = -2 (postpone) in an append table: Paimon postpones primary-key tables only",
+            ));
+        }
+        BucketMode::Fixed(_) | BucketMode::Dynamic | BucketMode::Unaware => {}
         BucketMode::CrossPartition => {
             return Err(Error::unsupported(format!(
                 "bucket = -1 with a primary key {:?} that does not hold every partition key {:?}: that is Paimon's cross-partition update mode (a key may move between partitions, tracked by a global index Strata does not keep); put the partition keys into the primary key, or set a bucket number",
@@ -140,7 +150,12 @@ mod tests {
         let postpone = schema(&["id"], &[], &[("bucket", "-2")]);
         assert_eq!(kind(&postpone, WritePurpose::Rows), Some(ErrorKind::Unsupported));
         assert_eq!(kind(&postpone, WritePurpose::Compaction), None);
-        assert_eq!(kind(&schema(&[], &[], &[("bucket", "2")]), WritePurpose::Rows), Some(ErrorKind::Unsupported));
+        // Append tables: unaware buckets, or fixed ones with a bucket key.
+        assert_eq!(BucketMode::of(&schema(&[], &["p"], &[("bucket", "-1")])).ok(), Some(BucketMode::Unaware));
+        assert_eq!(kind(&schema(&[], &["p"], &[("bucket", "-1")]), WritePurpose::Rows), None);
+        assert_eq!(kind(&schema(&[], &[], &[("bucket", "2")]), WritePurpose::Rows), Some(ErrorKind::Invalid));
+        assert_eq!(kind(&schema(&[], &[], &[("bucket", "2"), ("bucket-key", "id")]), WritePurpose::Rows), None);
+        assert_eq!(kind(&schema(&[], &[], &[("bucket", "-2")]), WritePurpose::Rows), Some(ErrorKind::Unsupported));
         let fixed = |o: &[(&str, &str)]| schema(&["id"], &[], &[&[("bucket", "2")], o].concat());
         assert_eq!(kind(&fixed(&[]), WritePurpose::Rows), None);
         for bad in [

@@ -8,7 +8,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use strata_format::RowKind;
-use strata_lsm::MergeTreeWriter;
+use strata_lsm::{AppendWriter, MergeTreeWriter};
 use strata_spec::{
     bucket_of, BinaryRow, DataType, Error, IndexManifestEntry, ManifestEntry, Result, Snapshot, HASH_INDEX,
 };
@@ -19,7 +19,10 @@ use crate::paths::partition_path;
 use crate::table::Table;
 use strata_spec::CommitMessage;
 
+mod bucket_files;
 mod route;
+
+use bucket_files::BucketFiles;
 
 /// The base snapshot's live files by (serialized partition, bucket).
 type LiveByBucket = BTreeMap<(Vec<u8>, i32), Vec<ManifestEntry>>;
@@ -27,7 +30,7 @@ type LiveByBucket = BTreeMap<(Vec<u8>, i32), Vec<ManifestEntry>>;
 /// One open (partition, bucket).
 struct BucketWriter {
     partition: BinaryRow,
-    writer: MergeTreeWriter,
+    writer: BucketFiles,
     /// What its commit messages record as `_TOTAL_BUCKETS` (-1 for dynamic buckets).
     total_buckets: i32,
 }
@@ -37,6 +40,8 @@ struct BucketWriter {
 enum Routing {
     /// The bucket-key hash modulo this many buckets.
     Fixed(i32),
+    /// An append table's unaware bucket: every row of a partition goes to bucket 0.
+    Unaware,
     /// The partition's hash index.
     Dynamic(DynamicBuckets),
     /// A postpone-bucket table being compacted: the bucket-key hash modulo the partition's real bucket count
@@ -100,6 +105,7 @@ impl TableWrite {
         let options = schema.core_options();
         let routing = match BucketMode::of(schema)? {
             BucketMode::Fixed(n) => Routing::Fixed(n),
+            BucketMode::Unaware => Routing::Unaware,
             BucketMode::Dynamic => Routing::Dynamic(DynamicBuckets::new(&options)?),
             BucketMode::Postpone => Routing::Postpone(HashMap::new()),
             BucketMode::CrossPartition => return Err(Error::unsupported("cross-partition update tables")),
@@ -171,7 +177,7 @@ impl TableWrite {
         self.live.as_ref().ok_or_else(|| Error::invalid("write", "live files not loaded"))
     }
 
-    fn writer(&mut self, partition: &BinaryRow, bucket: i32) -> Result<&mut MergeTreeWriter> {
+    fn writer(&mut self, partition: &BinaryRow, bucket: i32) -> Result<&mut BucketFiles> {
         let key = (partition.serialize(), bucket);
         if !self.writers.contains_key(&key) {
             // A bucket writer starts from the latest snapshot, not from when this TableWrite was made: commits
@@ -181,6 +187,17 @@ impl TableWrite {
                 self.live()?.get(&key).map(|v| v.iter().map(|e| e.file.clone()).collect()).unwrap_or_default();
             let bucket_dir = self.bucket_dir(partition, bucket)?;
             let schema = self.table.schema();
+            if schema.primary_keys.is_empty() {
+                let w = AppendWriter::new(self.table.io().clone(), schema, bucket, bucket_dir, &files)?;
+                let total_buckets = self.total_buckets(&key.0)?;
+                let writer = BucketFiles::Append(Box::new(w));
+                self.writers.insert(key.clone(), BucketWriter { partition: partition.clone(), writer, total_buckets });
+                return self
+                    .writers
+                    .get_mut(&key)
+                    .map(|b| &mut b.writer)
+                    .ok_or_else(|| Error::invalid("write", "writer vanished"));
+            }
             let dv = if schema.core_options().deletion_vectors_enabled()? {
                 Some(self.table.dv_maintainer(self.base.as_ref(), partition, bucket)?)
             } else {
@@ -203,7 +220,8 @@ impl TableWrite {
                 w.set_write_only(true);
             }
             let total_buckets = self.total_buckets(&key.0)?;
-            self.writers.insert(key.clone(), BucketWriter { partition: partition.clone(), writer: w, total_buckets });
+            let writer = BucketFiles::MergeTree(Box::new(w));
+            self.writers.insert(key.clone(), BucketWriter { partition: partition.clone(), writer, total_buckets });
         }
         self.writers.get_mut(&key).map(|b| &mut b.writer).ok_or_else(|| Error::invalid("write", "writer vanished"))
     }
@@ -233,7 +251,7 @@ impl TableWrite {
     fn total_buckets(&self, partition: &[u8]) -> Result<i32> {
         match &self.routing {
             Routing::Fixed(n) => Ok(*n),
-            Routing::Dynamic(_) => Ok(-1),
+            Routing::Dynamic(_) | Routing::Unaware => Ok(-1),
             Routing::Postpone(counts) => counts
                 .get(partition)
                 .copied()
@@ -382,6 +400,7 @@ impl TableWrite {
                 let (partition, key) = self.partition_and_bucket_key(&batch, r)?;
                 let bucket = match &self.routing {
                     Routing::Fixed(n) => bucket_of(&key, &self.bucket_types, *n)?,
+                    Routing::Unaware => 0,
                     Routing::Dynamic(_) => -1,
                     Routing::Postpone(_) => {
                         return Err(Error::invalid("write", "a postpone-bucket table takes no rows"))
@@ -564,13 +583,7 @@ impl TableWrite {
                         for entry in group.iter_mut() {
                             let BucketWriter { partition, writer: w, total_buckets } = &mut **entry;
                             let name = || paths.new_index_file_name();
-                            let inc = match how {
-                                Prepare::Compaction { full, delete_ratio } => {
-                                    w.prepare_compaction(full, delete_ratio, name)
-                                }
-                                Prepare::Waiting => w.prepare_commit_waiting(name),
-                                Prepare::Commit => w.prepare_commit(name),
-                            };
+                            let inc = w.prepare(how, name);
                             let inc = match inc {
                                 Ok(inc) => inc,
                                 Err(e) => {

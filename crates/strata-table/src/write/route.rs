@@ -14,6 +14,7 @@ impl TableWrite {
     pub(super) fn route(&mut self, partition: &BinaryRow, partition_key: &[u8], key: &[Option<Datum>]) -> Result<i32> {
         match &self.routing {
             Routing::Fixed(n) => return bucket_of(key, &self.bucket_types, *n),
+            Routing::Unaware => return Ok(0),
             Routing::Postpone(_) => return bucket_of(key, &self.bucket_types, self.total_buckets(partition_key)?),
             Routing::Dynamic(d) if d.is_loaded(partition_key) => {}
             Routing::Dynamic(_) => self.load_dynamic_partition(partition)?,

@@ -1,0 +1,69 @@
+//! A bucket's writer: the merge tree of a primary-key table, or an append table's writer.
+
+use arrow_array::RecordBatch;
+use strata_lsm::{AppendWriter, MergeTreeWriter};
+use strata_spec::{CommitIncrement, Result};
+
+use super::Prepare;
+
+/// The writer of one (partition, bucket).
+pub(crate) enum BucketFiles {
+    /// A primary-key table's bucket.
+    MergeTree(Box<MergeTreeWriter>),
+    /// An append table's bucket.
+    Append(Box<AppendWriter>),
+}
+
+impl BucketFiles {
+    pub(crate) fn bucket(&self) -> i32 {
+        match self {
+            BucketFiles::MergeTree(w) => w.bucket(),
+            BucketFiles::Append(w) => w.bucket(),
+        }
+    }
+
+    pub(crate) fn write(&mut self, values: &RecordBatch, kinds: &[i8]) -> Result<()> {
+        match self {
+            BucketFiles::MergeTree(w) => w.write(values, kinds),
+            BucketFiles::Append(w) => w.write(values, kinds),
+        }
+    }
+
+    /// Bytes buffered in memory.
+    pub(crate) fn buffered_bytes(&self) -> u64 {
+        match self {
+            BucketFiles::MergeTree(w) => w.buffered_bytes(),
+            BucketFiles::Append(w) => w.buffered_bytes(),
+        }
+    }
+
+    pub(crate) fn spilling(&self) -> bool {
+        matches!(self, BucketFiles::MergeTree(w) if w.spilling())
+    }
+
+    pub(crate) fn settle_spill(&mut self) {
+        if let BucketFiles::MergeTree(w) = self {
+            w.settle_spill();
+        }
+    }
+
+    pub(crate) fn release_buffer(&mut self) -> Result<()> {
+        match self {
+            BucketFiles::MergeTree(w) => w.release_buffer(),
+            BucketFiles::Append(w) => w.flush(),
+        }
+    }
+
+    /// The increment of the commit cycle, prepared as `how` says (an append table's buckets do not compact
+    /// yet: every prepare hands over the cycle's new files).
+    pub(crate) fn prepare(&mut self, how: Prepare, name: impl FnOnce() -> String) -> Result<CommitIncrement> {
+        match self {
+            BucketFiles::MergeTree(w) => match how {
+                Prepare::Compaction { full, delete_ratio } => w.prepare_compaction(full, delete_ratio, name),
+                Prepare::Waiting => w.prepare_commit_waiting(name),
+                Prepare::Commit => w.prepare_commit(name),
+            },
+            BucketFiles::Append(w) => w.prepare_commit(),
+        }
+    }
+}
