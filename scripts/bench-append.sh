@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Reading an append table pypaimon wrote (issue 54): Strata's Python package (a release build, `maturin
-# develop --release` into the test virtualenv) against paimon-rust 0.4.0 and pypaimon 2.1.0 on the same files
+# Reading an append table pypaimon wrote, and appending its rows with Strata and with pypaimon (issue 54):
+# Strata's Python package (a release build, `maturin develop --release` into the test virtualenv) against
+# paimon-rust 0.4.0 and pypaimon 2.1.0 on the same files
 # (scripts/bench_append.py). Usage: scripts/bench-append.sh [ROWS] (default 1000000). Figures:
 # docs/BENCHMARKS.md.
 set -euo pipefail

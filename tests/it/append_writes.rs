@@ -202,3 +202,25 @@ fn retractions_and_fixed_buckets_without_a_bucket_key_are_refused() {
     let got = json_rows(&ReadBuilder::new(&t).read().unwrap().batches);
     assert_eq!(got.len(), 3, "the retraction dropped, the rest appended: {got:?}");
 }
+
+/// SQL `INSERT INTO` appends to an append table, duplicates kept; `DELETE` is refused with the reason.
+#[test]
+fn sql_inserts_append_and_deletes_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = dir.path().join("wh");
+    let path = wh.join("db.db/events");
+    let (code, _, err) = strata(&["create", path.to_str().unwrap(), "--schema", "id BIGINT, kind STRING"]);
+    assert_eq!(code, 0, "{err}");
+    let w = wh.to_str().unwrap();
+    for _ in 0..2 {
+        let (code, _, err) =
+            strata(&["sql", "--warehouse", w, "INSERT INTO db.events VALUES (1, 'click'), (2, 'view')"]);
+        assert_eq!(code, 0, "{err}");
+    }
+    let got = json_rows(&ReadBuilder::new(&open(path.to_str().unwrap())).read().unwrap().batches);
+    let want = [json!({"id": 1, "kind": "click"}), json!({"id": 2, "kind": "view"})];
+    assert_eq!(got, [want.clone(), want].concat());
+    let (code, _, err) = strata(&["sql", "--warehouse", w, "DELETE FROM db.events WHERE id = 1"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("without a primary key"), "{err}");
+}
