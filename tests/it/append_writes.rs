@@ -224,3 +224,44 @@ fn sql_inserts_append_and_deletes_are_refused() {
     assert_ne!(code, 0);
     assert!(err.contains("without a primary key"), "{err}");
 }
+
+/// A large append is written as several files on parallel threads: one file per part, numbered in order,
+/// so the rows read back as they arrived.
+#[test]
+fn a_large_append_written_in_parallel_reads_back_in_arrival_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big").to_str().unwrap().to_string();
+    let (code, _, err) = strata(&["create", &path, "--schema", "id BIGINT, p STRING, v BIGINT"]);
+    assert_eq!(code, 0, "{err}");
+    let t = open(&path);
+    let n = 400_000i64;
+    let batch = RecordBatch::try_new(
+        rows_batch(&[]).schema(),
+        vec![
+            Arc::new(Int64Array::from_iter_values((0..n).rev())),
+            Arc::new(StringArray::from_iter_values((0..n).map(|i| format!("part-{}", i % 7)))),
+            Arc::new(Int64Array::from_iter_values(0..n)),
+        ],
+    )
+    .unwrap();
+    let mut w = TableWriter::new(&t, "w").unwrap();
+    w.write(&batch).unwrap();
+    w.commit().unwrap();
+    let s = t.snapshot(None).unwrap().unwrap();
+    let mut files: Vec<_> = t.live_files(&s).unwrap().into_iter().map(|e| e.file).collect();
+    files.sort_by_key(|f| f.min_sequence_number);
+    if strata::io::cores() > 1 {
+        assert!(files.len() > 1, "one file for {n} rows");
+    }
+    for pair in files.windows(2) {
+        assert_eq!(pair[0].max_sequence_number + 1, pair[1].min_sequence_number, "{files:?}");
+    }
+    let ids: Vec<i64> = ReadBuilder::new(&t)
+        .read()
+        .unwrap()
+        .batches
+        .iter()
+        .flat_map(|b| b.column(0).as_any().downcast_ref::<Int64Array>().unwrap().values().to_vec())
+        .collect();
+    assert_eq!(ids, (0..n).rev().collect::<Vec<_>>());
+}

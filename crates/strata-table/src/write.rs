@@ -124,8 +124,12 @@ impl TableWrite {
         };
         let partition_idx = idx(&schema.partition_keys)?;
         // Dynamic buckets index the trimmed primary key's hash (Paimon's `trimmedPrimaryKey().hashCode()`).
-        let bucket_keys =
-            if matches!(routing, Routing::Dynamic(_)) { schema.trimmed_primary_keys() } else { schema.bucket_keys() };
+        // An unaware bucket has no key (every row of a partition goes to bucket 0).
+        let bucket_keys = match routing {
+            Routing::Dynamic(_) => schema.trimmed_primary_keys(),
+            Routing::Unaware => Vec::new(),
+            _ => schema.bucket_keys(),
+        };
         let bucket_idx = idx(&bucket_keys)?;
         let rowkind_idx = match options.rowkind_field() {
             None => None,

@@ -73,6 +73,10 @@ impl TableWrite {
         if let (true, Routing::Fixed(n)) = (self.partition_idx.is_empty(), &self.routing) {
             return self.route_unpartitioned(&batch, kinds, *n);
         }
+        if let (true, Routing::Unaware) = (self.partition_idx.is_empty(), &self.routing) {
+            // An unpartitioned append table's rows all go to bucket 0, as they are.
+            return self.writer(&BinaryRow::from_datums(&[], &[])?, 0)?.write(&batch, kinds);
+        }
         let mut groups: BTreeMap<(Vec<u8>, i32), (BinaryRow, Vec<u32>)> = BTreeMap::new();
         for r in 0..batch.num_rows() {
             let (partition, key) = self.partition_and_bucket_key(&batch, r)?;
