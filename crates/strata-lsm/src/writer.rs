@@ -451,6 +451,7 @@ impl MergeTreeWriter {
         let highest_untouched = runs[unit.run_count.min(runs.len())..].iter().map(|r| r.level).max();
         // Retractions may go once nothing older can sit below the output.
         let drop_delete = output != 0 && (self.opts.deletion_vectors || highest_untouched.is_none() || full);
+        let parts = self.flush_parts(&runs);
         Some(UnitJob {
             files: self.file_factory(),
             opts: self.opts.clone(),
@@ -459,7 +460,7 @@ impl MergeTreeWriter {
             inputs,
             output,
             drop_delete,
-            flush_group: self.last_flush.clone(),
+            last_flush_alone: parts > 0 && unit.run_count == parts,
             cancel: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         })
     }

@@ -37,8 +37,8 @@ pub(crate) struct UnitJob {
     pub(crate) inputs: Vec<LevelSortedRun>,
     pub(crate) output: i32,
     pub(crate) drop_delete: bool,
-    /// The files of the writer's last flush, one run with each key once ([`crate::flush`]).
-    pub(crate) flush_group: Vec<String>,
+    /// The inputs are the writer's last flush and nothing else: one run, each key once ([`crate::flush`]).
+    pub(crate) last_flush_alone: bool,
     /// Set when the writer goes away: the job stops at the next batch and removes what it wrote.
     pub(crate) cancel: Arc<std::sync::atomic::AtomicBool>,
 }
@@ -278,14 +278,7 @@ impl UnitJob {
     /// Whether the unit is the writer's last flush alone, going up out of level 0 where its files may leave
     /// unmerged ([`WriterOptions::moves_level0_unmerged`]).
     fn is_flushed_run_alone(&self) -> bool {
-        let mut files = self.inputs.iter().flat_map(|r| r.files.iter());
-        !self.flush_group.is_empty()
-            && self.opts.moves_level0_unmerged()
-            && self.drop_delete
-            && self.output > 0
-            && self.inputs.iter().all(|r| r.level == 0)
-            && self.inputs.iter().map(|r| r.files.len()).sum::<usize>() == self.flush_group.len()
-            && files.all(|f| self.flush_group.contains(&f.file_name))
+        self.last_flush_alone && self.opts.moves_level0_unmerged() && self.drop_delete && self.output > 0
     }
 
     /// Takes the last flush's run out of level 0 without merging it: its files hold each key once, so each
@@ -293,7 +286,7 @@ impl UnitJob {
     /// unchanged and a file of retractions only goes (a rewrite would drop every row of it). A file holding
     /// both (another writer's) or carrying a deletion vector is rewritten alone.
     fn move_flushed_run(&self, done: &mut Vec<Applied>) -> Result<()> {
-        let _span = tracing::debug_span!("move_flushed_run", files = self.flush_group.len()).entered();
+        let _span = tracing::debug_span!("move_flushed_run", runs = self.inputs.len()).entered();
         for f in self.inputs.iter().flat_map(|r| r.files.iter()) {
             let (rows, retractions) = self.mark_older_copies(f)?;
             if self.lookup.has_vector(&f.file_name)? || (retractions > 0 && retractions < rows) {
