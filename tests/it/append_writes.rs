@@ -16,13 +16,13 @@ use serde_json::{json, Value};
 use strata::spec::{DataType, ErrorKind, TableSchema};
 use strata::{FileIO, LocalFileIO, ReadBuilder, Table, TableWriter};
 
-fn open(path: &str) -> Table {
+pub(crate) fn open(path: &str) -> Table {
     let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
     Table::open(io, path).unwrap()
 }
 
 /// Rows in a canonical order, fields in name order.
-fn sorted(rows: &[Value]) -> Vec<String> {
+pub(crate) fn sorted(rows: &[Value]) -> Vec<String> {
     let mut out: Vec<String> = rows
         .iter()
         .map(|r| {

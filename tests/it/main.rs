@@ -5,6 +5,7 @@
 //! per file. Run one group with `cargo it <module>` (`.cargo/config.toml`), e.g. `cargo it pypaimon`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod append_compaction;
 mod append_tables;
 mod append_writes;
 mod bucket_compat;

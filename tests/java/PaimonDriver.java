@@ -170,6 +170,8 @@ public final class PaimonDriver {
                 return create(req);
             case "write":
                 return write(req);
+            case "compact_unaware":
+                return compactUnaware(req);
             case "compact":
                 return compact(req);
             case "read":
@@ -313,6 +315,38 @@ public final class PaimonDriver {
         ObjectNode out = JSON.createObjectNode();
         out.put("snapshot", commit(req, w, true));
         out.put("buckets", seen.size());
+        return out;
+    }
+
+    /**
+     * {path, options}: an unaware-bucket append table compacted as Paimon's dedicated compaction plans it in
+     * batch mode (one AppendCompactCoordinator plan, each AppendCompactTask run), committed as one snapshot.
+     */
+    private ObjectNode compactUnaware(JsonNode req) throws Exception {
+        FileStoreTable table = open(req);
+        List<org.apache.paimon.append.AppendCompactTask> tasks;
+        try {
+            tasks = new org.apache.paimon.append.AppendCompactCoordinator(table, false).run();
+        } catch (org.apache.paimon.table.source.EndOfScanException e) {
+            tasks = new ArrayList<>();
+        }
+        String user = UUID.randomUUID().toString();
+        List<CommitMessage> messages = new ArrayList<>();
+        var write = (org.apache.paimon.operation.BaseAppendFileStoreWrite) table.store().newWrite(user);
+        try {
+            for (var task : tasks) {
+                messages.add(task.doCompact(table, write));
+            }
+        } finally {
+            write.close();
+        }
+        if (!messages.isEmpty()) {
+            try (var commit = table.newBatchWriteBuilder().newCommit()) {
+                commit.commit(messages);
+            }
+        }
+        ObjectNode out = JSON.createObjectNode();
+        out.put("tasks", tasks.size());
         return out;
     }
 

@@ -5,6 +5,7 @@
 //! data file, located through [`DeletionVectorMeta`](strata_spec::DeletionVectorMeta) ranges recorded in
 //! the index manifest.
 
+mod append_maintainer;
 mod bitmap32;
 mod bitmap64;
 mod index_file;
@@ -12,6 +13,7 @@ mod maintainer;
 mod vector;
 
 // A deletion vector, and one bucket's vectors as they change.
+pub use append_maintainer::{AppendDvMaintainer, AppendIndexChange};
 pub use maintainer::{BucketedDvMaintainer, IndexFileChange};
 pub use vector::{DeletionVector, Positions};
 

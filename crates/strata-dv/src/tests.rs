@@ -222,3 +222,39 @@ fn sparse_deletes_cost_about_two_bytes_each() {
     let per_row = entry.len() as f64 / positions.len() as f64;
     assert!(per_row <= 2.1, "{per_row} bytes per deleted row");
 }
+
+/// An append bucket's vectors in two index files: dropping a vector replaces only the file that held it
+/// (its other vectors carried into the new file), a new vector joins that new file, the untouched file
+/// stays, and the base names both files the change started from.
+#[test]
+fn append_maintainer_replaces_only_touched_index_files() {
+    let io: Arc<dyn FileIO> = Arc::new(MemoryFileIO::new());
+    let mut files = Vec::new();
+    for (name, vectors) in [("index-a-0", vec!["f1", "f2"]), ("index-b-0", vec!["f3"])] {
+        let mut m = BucketedDvMaintainer::new(false);
+        for (i, f) in vectors.iter().enumerate() {
+            m.notify_new_deletion(f, i as u64).unwrap();
+        }
+        let change = m.write_index_file(io.as_ref(), "/t/index", name).unwrap().unwrap();
+        files.push((change.new_file, format!("/t/index/{name}")));
+    }
+    let mut m = AppendDvMaintainer::restore(io.as_ref(), &files, false).unwrap();
+    assert_eq!(m.base(), strata_spec::DvIndexBase::Files(vec!["index-a-0".into(), "index-b-0".into()]));
+    assert_eq!(m.index_file_of("f3"), Some("index-b-0"));
+    assert!(m.vector_of("f2").unwrap().is_deleted(1));
+    assert!(!m.is_modified());
+    m.remove("f1");
+    m.merge("f9", &dv_of(&[4].into(), false)).unwrap();
+    let change = m.persist(io.as_ref(), "/t/index", || "index-c-0".into()).unwrap();
+    let deleted: Vec<&str> = change.deleted_files.iter().map(|f| f.file_name.as_str()).collect();
+    assert_eq!(deleted, ["index-a-0"]);
+    let new = &change.new_files[0];
+    let names: Vec<&str> = new.dv_ranges.as_ref().unwrap().iter().map(|r| r.data_file_name.as_str()).collect();
+    assert_eq!(names, ["f2", "f9"]);
+    assert!(m.vector_of("f1").is_none());
+    assert_eq!(m.index_file_of("f9"), Some("index-c-0"));
+    assert_eq!(m.base(), strata_spec::DvIndexBase::Files(vec!["index-b-0".into(), "index-c-0".into()]));
+    // The same data file in two index files is refused, not guessed.
+    let twice = vec![files[0].clone(), (files[0].0.clone(), files[0].1.clone())];
+    assert_eq!(AppendDvMaintainer::restore(io.as_ref(), &twice, false).unwrap_err().kind(), ErrorKind::Corrupt);
+}

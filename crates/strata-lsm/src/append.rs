@@ -6,58 +6,110 @@
 //! sequence read them in the order they were appended). Inserts and updates (+U) are rows; a retraction
 //! (-U, -D) is refused, or dropped under `ignore-delete`, as Paimon's writer does. A failed flush removes
 //! what it wrote and keeps the rows, so a retried commit writes them again.
+//!
+//! Compaction (`crate::append_pick` picks): a fixed bucket compacts a window of small files after a write
+//! unless `write-only`, as Paimon's writer does; an unaware bucket only when asked. A compaction reads its
+//! files in order with their deletion vectors applied and writes their live rows into new files numbered
+//! from the first input's sequence number, so a bucket's rows keep their order; the inputs' vectors go, and
+//! the index files that held them are replaced.
 
 use std::sync::Arc;
 
 use arrow_array::{BooleanArray, RecordBatch};
-use strata_format::{KeyValueLayout, RowKind};
+use strata_dv::AppendDvMaintainer;
+use strata_format::{run_reader, KeyValueLayout, RowKind, SchemaHistory};
 use strata_io::FileIO;
 use strata_spec::{CommitIncrement, DataFileMeta, Error, FileSource, Result, TableSchema};
 
+use crate::append_pick::{pack_unaware, pick_after_write, pick_full, AppendCompactOptions, FileDeletions};
 use crate::files::{remove_files, FileFactory};
 use crate::options::WriterOptions;
+
+/// Where an append writer's bucket is and what it holds.
+pub struct AppendBucket {
+    /// The bucket number.
+    pub bucket: i32,
+    /// The directory of its data files.
+    pub bucket_dir: String,
+    /// The table's index directory (deletion-vector index files).
+    pub index_dir: String,
+    /// Its committed files.
+    pub files: Vec<DataFileMeta>,
+    /// Its deletion vectors, when the writer may compact (`None`: it never compacts).
+    pub vectors: Option<AppendDvMaintainer>,
+    /// A fixed bucket (rows kept in sequence order, compacted after writes), or else an unaware one.
+    pub fixed: bool,
+}
+
+/// What compaction a prepare runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppendCompaction {
+    /// After writes: a fixed bucket's window of small files, unless `write-only`.
+    AfterWrite,
+    /// Asked for: a fixed bucket's full compaction (or the window), an unaware partition's packed groups.
+    Asked {
+        /// A full compaction.
+        full: bool,
+    },
+}
 
 /// Writes one (partition, bucket) of an append table.
 pub struct AppendWriter {
     files: FileFactory,
     opts: WriterOptions,
+    compact_opts: AppendCompactOptions,
     bucket: i32,
+    fixed: bool,
+    index_dir: String,
     next_seq: i64,
     /// Rows not yet in files, in arrival order, as stored (the file schema).
     buffer: Vec<RecordBatch>,
     buffered_bytes: u64,
+    /// Files a compaction may take, by sequence number: committed, flushed, and small compaction outputs.
+    to_compact: Vec<DataFileMeta>,
+    vectors: Option<AppendDvMaintainer>,
     increment: CommitIncrement,
 }
 
 impl AppendWriter {
-    /// A writer after the bucket's committed `files`.
+    /// A writer of `at`, reading files of older schemas through `history`.
     pub fn new(
         io: Arc<dyn FileIO>,
         schema: &TableSchema,
-        bucket: i32,
-        bucket_dir: String,
-        files: &[DataFileMeta],
+        history: Option<Arc<dyn SchemaHistory>>,
+        at: AppendBucket,
     ) -> Result<Self> {
         let layout = KeyValueLayout::new(schema)?;
         if !layout.append {
             return Err(Error::invalid("append writer", "the table has a primary key"));
         }
+        let layout = match history {
+            Some(h) => layout.with_history(h),
+            None => layout,
+        };
         let opts = WriterOptions::from_schema(schema)?;
         let factory = FileFactory {
             io,
             layout: Arc::new(layout),
-            bucket_dir,
+            bucket_dir: at.bucket_dir,
             prefix: format!("{}-", uuid::Uuid::new_v4()),
             counter: Arc::new(std::sync::atomic::AtomicU64::new(0)),
         };
-        let next_seq = files.iter().map(|f| f.max_sequence_number.saturating_add(1)).max().unwrap_or(0).max(0);
+        let next_seq = at.files.iter().map(|f| f.max_sequence_number.saturating_add(1)).max().unwrap_or(0).max(0);
+        let mut to_compact = at.files;
+        to_compact.sort_by_key(|f| (f.min_sequence_number, f.max_sequence_number));
         Ok(AppendWriter {
             files: factory,
+            compact_opts: AppendCompactOptions::from_schema(schema)?,
             opts,
-            bucket,
+            bucket: at.bucket,
+            fixed: at.fixed,
+            index_dir: at.index_dir,
             next_seq,
             buffer: Vec::new(),
             buffered_bytes: 0,
+            to_compact,
+            vectors: at.vectors,
             increment: CommitIncrement::default(),
         })
     }
@@ -65,6 +117,17 @@ impl AppendWriter {
     /// The bucket number.
     pub fn bucket(&self) -> i32 {
         self.bucket
+    }
+
+    /// Whether it holds the bucket's deletion vectors, which a compaction needs.
+    pub fn may_compact(&self) -> bool {
+        self.vectors.is_some()
+    }
+
+    /// Gives it the bucket's deletion vectors (as of the snapshot its files are from, or later), so that it
+    /// may compact.
+    pub fn set_vectors(&mut self, vectors: AppendDvMaintainer) {
+        self.vectors = Some(vectors);
     }
 
     /// Bytes of rows held for the next flush.
@@ -150,14 +213,100 @@ impl AppendWriter {
         self.next_seq = first;
         self.buffer.clear();
         self.buffered_bytes = 0;
+        self.to_compact.extend(done.iter().cloned());
         self.increment.data.new_files.extend(done);
         Ok(())
     }
 
-    /// Flushes and hands over the cycle's new files.
-    pub fn prepare_commit(&mut self) -> Result<CommitIncrement> {
+    /// Flushes, compacts as `compaction` says, and hands over the cycle's changes; a new deletion-vector index
+    /// file, if the compaction replaced one, is named by `index_file_name`.
+    pub fn prepare_commit(
+        &mut self,
+        compaction: AppendCompaction,
+        index_file_name: impl FnOnce() -> String,
+    ) -> Result<CommitIncrement> {
         self.flush()?;
+        let groups = self.pick(compaction);
+        if !groups.is_empty() {
+            let _span =
+                tracing::info_span!("append_compact", dir = self.files.bucket_dir, groups = groups.len()).entered();
+            // The vectors (and index files) the compaction started from: the commit refuses it if another
+            // commit changed them meanwhile (a delete of rows in a file being rewritten would be lost).
+            let base = self.vectors.as_ref().map(AppendDvMaintainer::base).unwrap_or_default();
+            for group in groups {
+                self.compact(group)?;
+            }
+            self.increment.dv_index_base = base;
+        }
+        if let Some(v) = self.vectors.as_mut().filter(|v| v.is_modified()) {
+            let change = v.persist(self.files.io.as_ref(), &self.index_dir, index_file_name)?;
+            self.increment.compact.new_index_files.extend(change.new_files);
+            self.increment.compact.deleted_index_files.extend(change.deleted_files);
+        }
         Ok(std::mem::take(&mut self.increment))
+    }
+
+    /// The groups of files to compact now, each in the order its rows are written.
+    fn pick(&self, compaction: AppendCompaction) -> Vec<Vec<DataFileMeta>> {
+        let Some(vectors) = &self.vectors else { return Vec::new() };
+        let (files, o) = (&self.to_compact, &self.compact_opts);
+        let dv_mode = self.opts.deletion_vectors || !vectors.is_empty();
+        let window = |r: Option<std::ops::Range<usize>>| r.map(|r| vec![files[r].to_vec()]).unwrap_or_default();
+        match compaction {
+            AppendCompaction::AfterWrite if self.fixed && !self.opts.write_only => window(pick_after_write(files, o)),
+            AppendCompaction::AfterWrite => Vec::new(),
+            AppendCompaction::Asked { full: false } if self.fixed => window(pick_after_write(files, o)),
+            AppendCompaction::Asked { full: true } if self.fixed => {
+                window(pick_full(files, o, dv_mode, |f| vectors.vector_of(&f.file_name).is_some()))
+            }
+            AppendCompaction::Asked { .. } => pack_unaware(files, o, dv_mode, |f| {
+                let dv = vectors.vector_of(&f.file_name)?;
+                Some(FileDeletions {
+                    index_file: vectors.index_file_of(&f.file_name).unwrap_or_default().to_string(),
+                    cardinality: Some(dv.cardinality()),
+                })
+            }),
+        }
+    }
+
+    /// Rewrites `group`'s live rows, in order, into new files numbered from its first file's sequence number.
+    fn compact(&mut self, group: Vec<DataFileMeta>) -> Result<()> {
+        let (Some(first), Some(vectors)) = (group.first(), self.vectors.as_ref()) else { return Ok(()) };
+        let refs = group
+            .iter()
+            .map(|f| self.files.layout.file_ref(self.files.path(f), f.clone(), vectors.vector_of(&f.file_name)))
+            .collect::<Result<Vec<_>>>()?;
+        let mut w =
+            self.files.writer(&self.opts, 0, FileSource::Compact).with_first_sequence(first.min_sequence_number);
+        let stored = self.files.layout.stored_schema.clone();
+        let written =
+            run_reader(self.files.io.clone(), &self.files.layout, refs, self.opts.batch_size).try_for_each(|batch| {
+                let batch = RecordBatch::try_new(stored.clone(), batch?.columns().to_vec())
+                    .map_err(|e| Error::invalid("append compaction", e.to_string()))?;
+                w.write(&batch)
+            });
+        let rolled = w.written_paths();
+        let after = match written.and_then(|()| w.close()) {
+            Ok(after) => after,
+            Err(e) => {
+                remove_files(&self.files.io, &rolled);
+                return Err(e);
+            }
+        };
+        if let Some(v) = self.vectors.as_mut() {
+            group.iter().for_each(|f| v.remove(&f.file_name));
+        }
+        self.to_compact.retain(|f| group.iter().all(|g| g.file_name != f.file_name));
+        // A fixed bucket's last output, if still small, may join the next window (Paimon does the same).
+        if let Some(last) =
+            after.last().filter(|l| self.fixed && (l.file_size.max(0) as u64) < self.compact_opts.compaction_file_size)
+        {
+            let at = self.to_compact.partition_point(|f| f.min_sequence_number < last.min_sequence_number);
+            self.to_compact.insert(at, last.clone());
+        }
+        self.increment.compact.compact_before.extend(group);
+        self.increment.compact.compact_after.extend(after);
+        Ok(())
     }
 }
 

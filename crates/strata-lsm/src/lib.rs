@@ -1,6 +1,7 @@
 //! The per-bucket LSM merge tree with deletion vectors (Paimon PIP-16).
 
 mod append;
+mod append_pick;
 mod bucket_lookup;
 mod compact;
 mod files;
@@ -12,7 +13,8 @@ mod write_buffer;
 mod writer;
 
 // One bucket's writer, and the options it takes from the table.
-pub use append::AppendWriter;
+pub use append::{AppendBucket, AppendCompaction, AppendWriter};
+pub use append_pick::{pack_unaware, pick_after_write, pick_full, AppendCompactOptions, FileDeletions};
 pub use options::WriterOptions;
 pub use writer::MergeTreeWriter;
 

@@ -98,7 +98,11 @@ impl WriterOptions {
             force_up_mode: mode,
             force_up_size_ratio: o.lookup_compact_size_ratio()?,
             write_buffer_size: o.write_buffer_size()?,
-            target_file_size: o.target_file_size()?,
+            target_file_size: if schema.primary_keys.is_empty() {
+                crate::append_pick::append_target_file_size(schema)?
+            } else {
+                o.target_file_size()?
+            },
             row_group_bytes: o
                 .parquet_block_size()?
                 .map_or(strata_format::DEFAULT_ROW_GROUP_BYTES, |n| usize::try_from(n).unwrap_or(usize::MAX)),

@@ -56,8 +56,8 @@ impl CompactIncrement {
     }
 }
 
-/// The deletion-vector index file a writer's cycle started from. Its compactions and vectors were computed
-/// against it, so the commit refuses to go ahead when another commit replaced it meanwhile (the failure
+/// The deletion-vector index file(s) a writer's cycle started from. Its compactions and vectors were computed
+/// against them, so the commit refuses to go ahead when another commit replaced one meanwhile (the failure
 /// behind Paimon issue 4588: committing would drop that commit's vectors).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum DvIndexBase {
@@ -68,6 +68,9 @@ pub enum DvIndexBase {
     NoFile,
     /// The bucket's index file of this name.
     File(String),
+    /// The bucket's index files of these names, sorted (an unaware-bucket append table's partition holds one
+    /// per delete that wrote vectors, Paimon's `AppendDeleteFileMaintainer`); at least two.
+    Files(Vec<String>),
 }
 
 impl DvIndexBase {
@@ -79,12 +82,31 @@ impl DvIndexBase {
         }
     }
 
-    /// Whether the bucket's index file is this base (always true when unchecked).
-    pub fn matches(&self, current: Option<&str>) -> bool {
+    /// The base from the names of all of the bucket's current index files.
+    pub fn of_files<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut names: Vec<String> = names.into_iter().map(str::to_string).collect();
+        names.sort();
+        names.dedup();
+        match names.len() {
+            0 => DvIndexBase::NoFile,
+            1 => DvIndexBase::File(names.remove(0)),
+            _ => DvIndexBase::Files(names),
+        }
+    }
+
+    /// Whether the bucket's index files (`current`: the names of all of them, any order) are this base
+    /// (always true when unchecked).
+    pub fn matches(&self, current: &[&str]) -> bool {
         match self {
             DvIndexBase::Unchecked => true,
-            DvIndexBase::NoFile => current.is_none(),
-            DvIndexBase::File(name) => current == Some(name.as_str()),
+            DvIndexBase::NoFile => current.is_empty(),
+            DvIndexBase::File(name) => current == [name.as_str()],
+            DvIndexBase::Files(names) => {
+                let mut now: Vec<&str> = current.to_vec();
+                now.sort_unstable();
+                now.dedup();
+                now.len() == names.len() && now.iter().zip(names).all(|(a, b)| *a == b.as_str())
+            }
         }
     }
 }

@@ -57,6 +57,8 @@ fn to_avro(m: &CommitMessage) -> Value {
         DvIndexBase::Unchecked => (0, None),
         DvIndexBase::NoFile => (1, None),
         DvIndexBase::File(name) => (2, Some(Value::String(name.clone()))),
+        // Plain file names hold no '/', so the list is joined by it.
+        DvIndexBase::Files(names) => (3, Some(Value::String(names.join("/")))),
     };
     let hash = m.expected_hash_index.as_ref().map(|listing| {
         Value::Array(
@@ -117,6 +119,16 @@ fn from_avro(v: &Value) -> Result<CommitMessage> {
         (2, Some(name)) => {
             check_file_name(&name, "commit message _DV_INDEX_BASE_FILE")?;
             DvIndexBase::File(name)
+        }
+        (3, Some(joined)) => {
+            let names: Vec<&str> = joined.split('/').collect();
+            for name in &names {
+                check_file_name(name, "commit message _DV_INDEX_BASE_FILE")?;
+            }
+            match DvIndexBase::of_files(names) {
+                DvIndexBase::Files(names) => DvIndexBase::Files(names),
+                _ => return Err(Error::corrupt("commit message: a _DV_INDEX_BASE_FILE list of fewer than two")),
+            }
         }
         (kind, _) => return Err(Error::corrupt(format!("commit message: bad _DV_INDEX_BASE_KIND {kind}"))),
     };
@@ -278,7 +290,10 @@ mod tests {
         other.increment.dv_index_base = DvIndexBase::NoFile;
         other.expected_hash_index = None;
         other.increment.first_new_sequence = None;
-        let messages = vec![message(), other, CommitMessage::default()];
+        let mut several = message();
+        several.increment.dv_index_base = DvIndexBase::of_files(["index-b-1", "index-a-0"]);
+        assert!(matches!(several.increment.dv_index_base, DvIndexBase::Files(_)));
+        let messages = vec![message(), other, several, CommitMessage::default()];
         let bytes = encode_commit_messages(&messages).unwrap();
         assert_eq!(decode_commit_messages(&bytes).unwrap(), messages);
         assert_eq!(decode_commit_messages(&encode_commit_messages(&[]).unwrap()).unwrap(), vec![]);

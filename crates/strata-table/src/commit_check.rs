@@ -64,20 +64,22 @@ fn deletes_index_files(m: &CommitMessage) -> bool {
 pub(crate) fn index_unchanged(entries: &[IndexManifestEntry], messages: &[CommitMessage]) -> Result<()> {
     for m in messages.iter().filter(|m| checks_dv_index(m) || deletes_index_files(m)) {
         let in_bucket = |e: &&IndexManifestEntry| e.partition == m.partition && e.bucket == m.bucket;
-        let current = entries
+        let current: Vec<&str> = entries
             .iter()
             .filter(in_bucket)
-            .find(|e| e.index_file.index_type == DELETION_VECTORS_INDEX)
-            .map(|e| e.index_file.file_name.as_str());
-        if !m.increment.dv_index_base.matches(current) {
+            .filter(|e| e.index_file.index_type == DELETION_VECTORS_INDEX)
+            .map(|e| e.index_file.file_name.as_str())
+            .collect();
+        if !m.increment.dv_index_base.matches(&current) {
             return Err(Error::Conflict {
                 message: format!(
                     "the deletion vectors of bucket {} changed concurrently (index {}, this writer started from {}); reopen the writer and retry",
                     m.bucket,
-                    current.unwrap_or("none"),
+                    if current.is_empty() { "none".to_string() } else { current.join(", ") },
                     match &m.increment.dv_index_base {
-                        DvIndexBase::File(name) => name.as_str(),
-                        _ => "none",
+                        DvIndexBase::File(name) => name.clone(),
+                        DvIndexBase::Files(names) => names.join(", "),
+                        _ => "none".to_string(),
                     }
                 ),
             });

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use strata_dv::BucketedDvMaintainer;
+use strata_dv::{AppendDvMaintainer, BucketedDvMaintainer};
 use strata_io::{join, FileIO};
 pub use strata_spec::OptionPolicy;
 use strata_spec::{external_path_within, option_rules, DELETION_VECTORS_INDEX};
@@ -358,13 +358,18 @@ impl Table {
         let bitmap64 = self.schema.core_options().deletion_vectors_bitmap64()?;
         let index_file = match snapshot {
             None => None,
-            Some(s) => self
-                .index_files(s)?
-                .into_iter()
-                .find(|e| {
-                    &e.partition == partition && e.bucket == bucket && e.index_file.index_type == DELETION_VECTORS_INDEX
-                })
-                .map(|e| e.index_file),
+            Some(s) => {
+                let mut of_bucket = self.bucket_dv_index_files(s, partition, bucket)?;
+                // One index file per bucket is what a primary-key table's writers keep; restoring from one of
+                // several would commit the bucket without the vectors of the others.
+                if of_bucket.len() > 1 {
+                    return Err(Error::unsupported(format!(
+                        "bucket {bucket} has {} deletion-vector index files (a primary-key table's bucket keeps one)",
+                        of_bucket.len()
+                    )));
+                }
+                of_bucket.pop()
+            }
         };
         let path = index_file.as_ref().map(|f| self.index_file_path(f)).transpose()?;
         let mut maintainer =
@@ -387,6 +392,43 @@ impl Table {
             }
         }
         Ok(maintainer)
+    }
+
+    /// The deletion-vector index files of (partition, bucket) in `snapshot`.
+    fn bucket_dv_index_files(
+        &self,
+        snapshot: &Snapshot,
+        partition: &BinaryRow,
+        bucket: i32,
+    ) -> Result<Vec<IndexFileMeta>> {
+        Ok(self
+            .index_files(snapshot)?
+            .into_iter()
+            .filter(|e| {
+                &e.partition == partition && e.bucket == bucket && e.index_file.index_type == DELETION_VECTORS_INDEX
+            })
+            .map(|e| e.index_file)
+            .collect())
+    }
+
+    /// The deletion vectors of an append table's (partition, bucket) as of `snapshot`, from all of its index
+    /// files (an unaware bucket's partition may hold several).
+    pub fn append_dv_maintainer(
+        &self,
+        snapshot: Option<&Snapshot>,
+        partition: &BinaryRow,
+        bucket: i32,
+    ) -> Result<AppendDvMaintainer> {
+        let bitmap64 = self.schema.core_options().deletion_vectors_bitmap64()?;
+        let files = match snapshot {
+            None => Vec::new(),
+            Some(s) => self
+                .bucket_dv_index_files(s, partition, bucket)?
+                .into_iter()
+                .map(|f| self.index_file_path(&f).map(|path| (f, path)))
+                .collect::<Result<Vec<_>>>()?,
+        };
+        AppendDvMaintainer::restore(self.io.as_ref(), &files, bitmap64)
     }
 
     /// The data file path of a manifest entry: under the bucket directory by its name (checked to be a plain

@@ -8,7 +8,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use strata_format::RowKind;
-use strata_lsm::{AppendWriter, MergeTreeWriter};
+use strata_lsm::{AppendBucket, AppendWriter, MergeTreeWriter};
 use strata_spec::{
     bucket_of, BinaryRow, DataType, Error, IndexManifestEntry, ManifestEntry, Result, Snapshot, HASH_INDEX,
 };
@@ -192,7 +192,24 @@ impl TableWrite {
             let bucket_dir = self.bucket_dir(partition, bucket)?;
             let schema = self.table.schema();
             if schema.primary_keys.is_empty() {
-                let w = AppendWriter::new(self.table.io().clone(), schema, bucket, bucket_dir, &files)?;
+                let fixed = !matches!(self.routing, Routing::Unaware);
+                // A writer that may compact needs the bucket's deletion vectors: a rewrite applies them.
+                let compacts =
+                    self.purpose == WritePurpose::Compaction || fixed && !schema.core_options().write_only()?;
+                let vectors = if compacts {
+                    Some(self.table.append_dv_maintainer(self.base.as_ref(), partition, bucket)?)
+                } else {
+                    None
+                };
+                let at = AppendBucket {
+                    bucket,
+                    bucket_dir,
+                    index_dir: self.table.path_factory().index_dir(),
+                    files,
+                    vectors,
+                    fixed,
+                };
+                let w = AppendWriter::new(self.table.io().clone(), schema, Some(self.table.schema_history()), at)?;
                 let total_buckets = self.total_buckets(&key.0)?;
                 let writer = BucketFiles::Append(Box::new(w));
                 self.writers.insert(key.clone(), BucketWriter { partition: partition.clone(), writer, total_buckets });
@@ -446,6 +463,14 @@ impl TableWrite {
             .collect();
         for (p, b) in keys {
             self.writer(&p, b)?;
+        }
+        // Append writers opened for rows only (an unaware bucket's) now compact: they need their vectors.
+        for bw in self.writers.values_mut() {
+            if let BucketFiles::Append(w) = &mut bw.writer {
+                if !w.may_compact() {
+                    w.set_vectors(self.table.append_dv_maintainer(self.base.as_ref(), &bw.partition, w.bucket())?);
+                }
+            }
         }
         if postpone {
             self.move_postponed_rows()?;

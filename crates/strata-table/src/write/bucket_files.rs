@@ -1,7 +1,7 @@
 //! A bucket's writer: the merge tree of a primary-key table, or an append table's writer.
 
 use arrow_array::RecordBatch;
-use strata_lsm::{AppendWriter, MergeTreeWriter};
+use strata_lsm::{AppendCompaction, AppendWriter, MergeTreeWriter};
 use strata_spec::{CommitIncrement, Result};
 
 use super::Prepare;
@@ -54,8 +54,7 @@ impl BucketFiles {
         }
     }
 
-    /// The increment of the commit cycle, prepared as `how` says (an append table's buckets do not compact
-    /// yet: every prepare hands over the cycle's new files).
+    /// The increment of the commit cycle, prepared as `how` says.
     pub(crate) fn prepare(&mut self, how: Prepare, name: impl FnOnce() -> String) -> Result<CommitIncrement> {
         match self {
             BucketFiles::MergeTree(w) => match how {
@@ -63,7 +62,13 @@ impl BucketFiles {
                 Prepare::Waiting => w.prepare_commit_waiting(name),
                 Prepare::Commit => w.prepare_commit(name),
             },
-            BucketFiles::Append(w) => w.prepare_commit(),
+            BucketFiles::Append(w) => {
+                let compaction = match how {
+                    Prepare::Compaction { full, .. } => AppendCompaction::Asked { full },
+                    Prepare::Waiting | Prepare::Commit => AppendCompaction::AfterWrite,
+                };
+                w.prepare_commit(compaction, name)
+            }
         }
     }
 }
