@@ -56,18 +56,18 @@ fn batch(rows: &[Value]) -> RecordBatch {
 }
 
 /// Random rows appended to a table, and the model of all of them.
-struct Appends {
+pub(crate) struct Appends {
     rng: rand::rngs::StdRng,
     next: i64,
-    model: Vec<Value>,
+    pub(crate) model: Vec<Value>,
 }
 
 impl Appends {
-    fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Appends { rng: rand::rngs::StdRng::seed_from_u64(seed), next: 0, model: Vec::new() }
     }
 
-    fn rows(&mut self, count: usize) -> Vec<Value> {
+    pub(crate) fn rows(&mut self, count: usize) -> Vec<Value> {
         let rows: Vec<Value> = (0..count)
             .map(|_| {
                 self.next += 1;
@@ -80,7 +80,7 @@ impl Appends {
     }
 
     /// `commits` commits of `count` rows each, by Strata.
-    fn commit(&mut self, path: &str, commits: usize, count: usize) {
+    pub(crate) fn commit(&mut self, path: &str, commits: usize, count: usize) {
         let t = open(path);
         for _ in 0..commits {
             let rows = self.rows(count);
@@ -91,7 +91,7 @@ impl Appends {
     }
 }
 
-fn create(path: &str, options: &[&str]) {
+pub(crate) fn create(path: &str, options: &[&str]) {
     let mut args = vec!["create", path, "--schema", "n BIGINT, id BIGINT, p STRING", "--partition-keys", "p"];
     for o in options {
         args.extend(["--option", o]);
@@ -101,7 +101,7 @@ fn create(path: &str, options: &[&str]) {
 }
 
 /// Live data files per (partition, bucket).
-fn files_per_bucket(t: &Table) -> BTreeMap<(Vec<u8>, i32), usize> {
+pub(crate) fn files_per_bucket(t: &Table) -> BTreeMap<(Vec<u8>, i32), usize> {
     let s = t.snapshot(None).unwrap().unwrap();
     let mut out = BTreeMap::new();
     for e in t.live_files(&s).unwrap() {
@@ -110,14 +110,14 @@ fn files_per_bucket(t: &Table) -> BTreeMap<(Vec<u8>, i32), usize> {
     out
 }
 
-fn compact_snapshots(t: &Table) -> usize {
+pub(crate) fn compact_snapshots(t: &Table) -> usize {
     let latest = t.snapshot(None).unwrap().unwrap().id;
     (1..=latest).filter(|&id| t.snapshot(Some(id)).unwrap().unwrap().commit_kind == CommitKind::Compact).count()
 }
 
 /// Every row of the model, read by Strata, pypaimon, paimon-rust and Java; rows of one key (one bucket) in
 /// arrival order in Strata's read where `ordered`.
-fn check_reads(java: &mut common::java::JavaPaimon, path: &str, model: &[Value], ordered: bool, what: &str) {
+pub(crate) fn check_reads(java: &mut common::java::JavaPaimon, path: &str, model: &[Value], ordered: bool, what: &str) {
     let t = open(path);
     let got = json_rows(&ReadBuilder::new(&t).read().unwrap().batches);
     assert_eq!(sorted(&got), sorted(model), "{what}: Strata's read");

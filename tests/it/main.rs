@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod append_compaction;
+mod append_deletes;
 mod append_tables;
 mod append_writes;
 mod bucket_compat;

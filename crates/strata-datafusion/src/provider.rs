@@ -206,7 +206,15 @@ impl TableProvider for StrataTable {
         self.check_writable("DELETE")?;
         let schema = self.table.schema();
         if schema.primary_keys.is_empty() {
-            return Err(to_df(Error::unsupported("DELETE on a table without a primary key")));
+            // An append table: its rows that match go by position (deletion vectors, or files rewritten).
+            let df_schema = datafusion::common::DFSchema::try_from(self.schema.clone())?;
+            let filter = conjunction(filters.into_iter().map(unnormalize_col))
+                .map(|p| state.create_physical_expr(p, &df_schema))
+                .transpose()?;
+            let input = Arc::new(datafusion::physical_plan::empty::EmptyExec::new(self.schema.clone()));
+            return Ok(Arc::new(
+                StrataWriteExec::new(self.table.clone(), input, WriteKind::DeleteRows).with_filter(filter),
+            ));
         }
         let options = schema.core_options();
         let engine = options.merge_engine().map_err(to_df)?;

@@ -11,7 +11,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, UInt64Array};
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::error::{DataFusionError, Result};
@@ -39,6 +40,8 @@ pub(crate) enum WriteKind {
     Insert,
     /// Primary keys (in key order) to delete.
     DeleteKeys,
+    /// An append table's rows that the operator's filter matches, deleted (no input rows).
+    DeleteRows,
 }
 
 /// Writes its input into a Strata table in one commit.
@@ -47,6 +50,8 @@ pub struct StrataWriteExec {
     table: Table,
     input: Arc<dyn ExecutionPlan>,
     kind: WriteKind,
+    /// `DeleteRows`: which rows go (`None`: all).
+    filter: Option<Arc<dyn PhysicalExpr>>,
     properties: Arc<PlanProperties>,
 }
 
@@ -62,7 +67,13 @@ impl StrataWriteExec {
             EmissionType::Final,
             Boundedness::Bounded,
         );
-        StrataWriteExec { table, input, kind, properties: Arc::new(properties) }
+        StrataWriteExec { table, input, kind, filter: None, properties: Arc::new(properties) }
+    }
+
+    /// With the filter of a `DeleteRows` operator.
+    pub(crate) fn with_filter(mut self, filter: Option<Arc<dyn PhysicalExpr>>) -> Self {
+        self.filter = filter;
+        self
     }
 }
 
@@ -71,6 +82,7 @@ impl DisplayAs for StrataWriteExec {
         let what = match self.kind {
             WriteKind::Insert => "insert",
             WriteKind::DeleteKeys => "delete keys",
+            WriteKind::DeleteRows => "delete rows",
         };
         write!(f, "StrataWriteExec: {what} into {}", self.table.path())
     }
@@ -110,7 +122,7 @@ impl ExecutionPlan for StrataWriteExec {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let [input]: [Arc<dyn ExecutionPlan>; 1] =
             children.try_into().map_err(|_| DataFusionError::Internal("StrataWriteExec has one input".to_string()))?;
-        Ok(Arc::new(StrataWriteExec::new(self.table.clone(), input, self.kind)))
+        Ok(Arc::new(StrataWriteExec::new(self.table.clone(), input, self.kind).with_filter(self.filter.clone())))
     }
 
     fn with_new_children(self: Arc<Self>, children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
@@ -123,10 +135,10 @@ impl ExecutionPlan for StrataWriteExec {
         }
         // Every input partition, merged into one stream.
         let mut input = execute_stream(self.input.clone(), context)?;
-        let (table, kind) = (self.table.clone(), self.kind);
+        let (table, kind, filter) = (self.table.clone(), self.kind, self.filter.clone());
         let run = async move {
             let (tx, rx) = tokio::sync::mpsc::channel::<Message>(2);
-            let writer = tokio::task::spawn_blocking(move || write_all(&table, kind, rx));
+            let writer = tokio::task::spawn_blocking(move || write_all(&table, kind, filter, rx));
             let mut failed = None;
             while let Some(b) = input.next().await {
                 match b {
@@ -161,7 +173,12 @@ impl ExecutionPlan for StrataWriteExec {
 /// The writer thread: every batch into one `TableWrite`, then one commit when told to; the rows written.
 /// Returning early (an error, or the channel closing without `Commit`) drops the write, which removes the
 /// files it flushed.
-fn write_all(table: &Table, kind: WriteKind, mut rx: tokio::sync::mpsc::Receiver<Message>) -> strata_spec::Result<u64> {
+fn write_all(
+    table: &Table,
+    kind: WriteKind,
+    filter: Option<Arc<dyn PhysicalExpr>>,
+    mut rx: tokio::sync::mpsc::Receiver<Message>,
+) -> strata_spec::Result<u64> {
     let mut write = TableWrite::new(table)?;
     let mut rows = 0u64;
     loop {
@@ -171,11 +188,15 @@ fn write_all(table: &Table, kind: WriteKind, mut rx: tokio::sync::mpsc::Receiver
                 match kind {
                     WriteKind::Insert => write.write_batch(&b)?,
                     WriteKind::DeleteKeys => write.delete_keys(&b)?,
+                    WriteKind::DeleteRows => {}
                 }
             }
             Some(Message::Commit) => break,
             None => return Err(Error::invalid("sql", "the statement's input ended before its last row")),
         }
+    }
+    if kind == WriteKind::DeleteRows {
+        rows = write.delete_matching(&mut |b| rows_matching(filter.as_deref(), b))?;
     }
     if rows == 0 {
         return Ok(0);
@@ -184,4 +205,13 @@ fn write_all(table: &Table, kind: WriteKind, mut rx: tokio::sync::mpsc::Receiver
     let messages = write.prepare_commit_waiting()?;
     commit_batch(SQL_JOB, table, &mut write, messages, None)?;
     Ok(rows)
+}
+
+/// Which rows of `batch` `filter` matches (all without one).
+fn rows_matching(filter: Option<&dyn PhysicalExpr>, batch: &RecordBatch) -> strata_spec::Result<BooleanArray> {
+    let Some(filter) = filter else { return Ok(BooleanArray::from(vec![true; batch.num_rows()])) };
+    let refused = |e: String| Error::invalid("DELETE condition", e);
+    let value =
+        filter.evaluate(batch).and_then(|v| v.into_array(batch.num_rows())).map_err(|e| refused(e.to_string()))?;
+    value.as_boolean_opt().cloned().ok_or_else(|| refused(format!("it is {}, not a boolean", value.data_type())))
 }

@@ -40,6 +40,9 @@ pub struct AppendDvMaintainer {
     holder: BTreeMap<String, usize>,
     /// Vectors changed or added since the last persist, for the next new index file.
     fresh: BTreeMap<String, Arc<DeletionVector>>,
+    /// A fixed bucket's vectors, kept in one index file (commits replace a bucket's file by its newest):
+    /// a persist rewrites them all.
+    whole_bucket: bool,
 }
 
 impl AppendDvMaintainer {
@@ -69,6 +72,13 @@ impl AppendDvMaintainer {
         Ok(m)
     }
 
+    /// For a fixed bucket, whose vectors live in one index file that a commit replaces whole (Paimon's
+    /// `BucketedCombiner`): every persist writes all of them.
+    pub fn whole_bucket(mut self) -> Self {
+        self.whole_bucket = true;
+        self
+    }
+
     /// `data_file`'s vector, if it has one.
     pub fn vector_of(&self, data_file: &str) -> Option<Arc<DeletionVector>> {
         if let Some(dv) = self.fresh.get(data_file) {
@@ -93,19 +103,23 @@ impl AppendDvMaintainer {
         }
     }
 
-    /// Adds the positions of `dv` to `data_file`'s vector (merged with the one it has).
-    pub fn merge(&mut self, data_file: &str, dv: &DeletionVector) -> Result<()> {
-        if dv.is_empty() {
-            return Ok(());
-        }
-        let mut merged = match self.vector_of(data_file) {
+    /// `data_file`'s vector with `positions` added (kept nowhere).
+    pub fn vector_with(&self, data_file: &str, positions: &[u64]) -> Result<DeletionVector> {
+        let mut dv = match self.vector_of(data_file) {
             Some(old) => (*old).clone(),
             None => DeletionVector::new(self.bitmap64),
         };
-        merged.merge(dv)?;
+        for &p in positions {
+            dv.checked_delete(p)?;
+        }
+        Ok(dv)
+    }
+
+    /// Makes `dv` `data_file`'s vector (it replaces the one it had, whose index file is replaced at the next
+    /// persist).
+    pub fn set(&mut self, data_file: &str, dv: DeletionVector) {
         self.remove(data_file);
-        self.fresh.insert(data_file.to_string(), Arc::new(merged));
-        Ok(())
+        self.fresh.insert(data_file.to_string(), Arc::new(dv));
     }
 
     /// Whether the bucket has no vector.
@@ -137,7 +151,9 @@ impl AppendDvMaintainer {
         }
         let mut carried: BTreeMap<String, Arc<DeletionVector>> = self.fresh.clone();
         let mut deleted = Vec::new();
-        for held in &self.files {
+        let whole = self.whole_bucket;
+        for held in self.files.iter_mut() {
+            held.touched |= whole;
             if held.touched {
                 deleted.push(held.meta.clone());
                 carried.extend(held.vectors.iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| (k.clone(), v.clone())));

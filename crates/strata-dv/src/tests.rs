@@ -244,7 +244,7 @@ fn append_maintainer_replaces_only_touched_index_files() {
     assert!(m.vector_of("f2").unwrap().is_deleted(1));
     assert!(!m.is_modified());
     m.remove("f1");
-    m.merge("f9", &dv_of(&[4].into(), false)).unwrap();
+    m.set("f9", m.vector_with("f9", &[4]).unwrap());
     let change = m.persist(io.as_ref(), "/t/index", || "index-c-0".into()).unwrap();
     let deleted: Vec<&str> = change.deleted_files.iter().map(|f| f.file_name.as_str()).collect();
     assert_eq!(deleted, ["index-a-0"]);

@@ -17,9 +17,10 @@ use std::sync::Arc;
 
 use arrow_array::{BooleanArray, RecordBatch};
 use strata_dv::AppendDvMaintainer;
+use strata_dv::DeletionVector;
 use strata_format::{run_reader, KeyValueLayout, RowKind, SchemaHistory};
 use strata_io::FileIO;
-use strata_spec::{CommitIncrement, DataFileMeta, Error, FileSource, Result, TableSchema};
+use strata_spec::{CommitIncrement, DataFileMeta, DvIndexBase, Error, FileSource, Result, TableSchema};
 
 use crate::append_pick::{pack_unaware, pick_after_write, pick_full, AppendCompactOptions, FileDeletions};
 use crate::files::{remove_files, FileFactory};
@@ -68,6 +69,9 @@ pub struct AppendWriter {
     /// Files a compaction may take, by sequence number: committed, flushed, and small compaction outputs.
     to_compact: Vec<DataFileMeta>,
     vectors: Option<AppendDvMaintainer>,
+    /// In a cycle that deletes rows: the index files the deletes started from. Such a cycle does not compact,
+    /// so that its changes commit as one snapshot.
+    delete_base: Option<DvIndexBase>,
     increment: CommitIncrement,
 }
 
@@ -110,6 +114,7 @@ impl AppendWriter {
             buffered_bytes: 0,
             to_compact,
             vectors: at.vectors,
+            delete_base: None,
             increment: CommitIncrement::default(),
         })
     }
@@ -226,7 +231,8 @@ impl AppendWriter {
         index_file_name: impl FnOnce() -> String,
     ) -> Result<CommitIncrement> {
         self.flush()?;
-        let groups = self.pick(compaction);
+        let deleting = self.delete_base.clone();
+        let groups = if deleting.is_some() { Vec::new() } else { self.pick(compaction) };
         if !groups.is_empty() {
             let _span =
                 tracing::info_span!("append_compact", dir = self.files.bucket_dir, groups = groups.len()).entered();
@@ -234,23 +240,80 @@ impl AppendWriter {
             // commit changed them meanwhile (a delete of rows in a file being rewritten would be lost).
             let base = self.vectors.as_ref().map(AppendDvMaintainer::base).unwrap_or_default();
             for group in groups {
-                self.compact(group)?;
+                self.rewrite(group, None)?;
             }
             self.increment.dv_index_base = base;
         }
+        if let Some(base) = deleting {
+            self.increment.dv_index_base = base;
+        }
+        if !self.dv_mode() {
+            // Without vectors anywhere there is no index to check: a rewrite's inputs must be live, and that
+            // the commit checks anyway. (A checked base would also hold the rewrite to the guard against
+            // engines that compact deletion-vector buckets, `strata_table::foreign_compaction`.)
+            self.increment.dv_index_base = DvIndexBase::Unchecked;
+        }
         if let Some(v) = self.vectors.as_mut().filter(|v| v.is_modified()) {
             let change = v.persist(self.files.io.as_ref(), &self.index_dir, index_file_name)?;
-            self.increment.compact.new_index_files.extend(change.new_files);
-            self.increment.compact.deleted_index_files.extend(change.deleted_files);
+            // Vectors a delete marked commit with the write (Spark's DELETE does the same); those a rewrite
+            // dropped, with the rewrite.
+            let half = if self.increment.compact.compact_before.is_empty() {
+                (&mut self.increment.data.new_index_files, &mut self.increment.data.deleted_index_files)
+            } else {
+                (&mut self.increment.compact.new_index_files, &mut self.increment.compact.deleted_index_files)
+            };
+            half.0.extend(change.new_files);
+            half.1.extend(change.deleted_files);
         }
+        self.delete_base = None;
         Ok(std::mem::take(&mut self.increment))
+    }
+
+    /// Whether it holds rows or changes not yet handed over.
+    pub fn has_changes(&self) -> bool {
+        !self.buffer.is_empty() || !self.increment.is_empty() || self.vectors.as_ref().is_some_and(|v| v.is_modified())
+    }
+
+    /// `file`'s deletion vector, if it has one (`None` too when the writer holds no vectors).
+    pub fn vector_of(&self, file: &str) -> Option<Arc<DeletionVector>> {
+        self.vectors.as_ref().and_then(|v| v.vector_of(file))
+    }
+
+    /// Deletes the rows at `positions` of `file`, one of the bucket's committed files: with
+    /// `deletion-vectors.enabled` they join its deletion vector (the index file is written at the prepare);
+    /// otherwise the file is rewritten now without them, numbered as it was, so the bucket's rows keep their
+    /// order. Refused while the writer holds written rows: a deletion commits in a snapshot of its own.
+    pub fn delete_positions(&mut self, file: &DataFileMeta, positions: &[u64]) -> Result<()> {
+        if positions.is_empty() {
+            return Ok(());
+        }
+        if !self.buffer.is_empty() || !self.increment.data.new_files.is_empty() {
+            return Err(Error::invalid("delete", "the writer holds rows it has not committed: commit them first"));
+        }
+        let Some(vectors) = self.vectors.as_mut() else {
+            return Err(Error::invalid("delete", "the bucket's writer was opened without its deletion vectors"));
+        };
+        if self.delete_base.is_none() {
+            self.delete_base = Some(vectors.base());
+        }
+        let dv = vectors.vector_with(&file.file_name, positions)?;
+        if self.opts.deletion_vectors {
+            vectors.set(&file.file_name, dv);
+            return Ok(());
+        }
+        self.rewrite(vec![file.clone()], Some(Arc::new(dv)))
+    }
+
+    /// Whether the bucket has deletion vectors, or may get them (`deletion-vectors.enabled`).
+    fn dv_mode(&self) -> bool {
+        self.opts.deletion_vectors || self.vectors.as_ref().is_some_and(|v| !v.is_empty() || v.is_modified())
     }
 
     /// The groups of files to compact now, each in the order its rows are written.
     fn pick(&self, compaction: AppendCompaction) -> Vec<Vec<DataFileMeta>> {
         let Some(vectors) = &self.vectors else { return Vec::new() };
         let (files, o) = (&self.to_compact, &self.compact_opts);
-        let dv_mode = self.opts.deletion_vectors || !vectors.is_empty();
+        let dv_mode = self.dv_mode();
         let window = |r: Option<std::ops::Range<usize>>| r.map(|r| vec![files[r].to_vec()]).unwrap_or_default();
         match compaction {
             AppendCompaction::AfterWrite if self.fixed && !self.opts.write_only => window(pick_after_write(files, o)),
@@ -269,12 +332,17 @@ impl AppendWriter {
         }
     }
 
-    /// Rewrites `group`'s live rows, in order, into new files numbered from its first file's sequence number.
-    fn compact(&mut self, group: Vec<DataFileMeta>) -> Result<()> {
+    /// Rewrites `group`'s live rows, in order, into new files numbered from its first file's sequence number;
+    /// `deleting` is the vector of a single file's rewrite that deletes rows (its vector plus the deleted
+    /// positions).
+    fn rewrite(&mut self, group: Vec<DataFileMeta>, deleting: Option<Arc<DeletionVector>>) -> Result<()> {
         let (Some(first), Some(vectors)) = (group.first(), self.vectors.as_ref()) else { return Ok(()) };
         let refs = group
             .iter()
-            .map(|f| self.files.layout.file_ref(self.files.path(f), f.clone(), vectors.vector_of(&f.file_name)))
+            .map(|f| {
+                let dv = deleting.clone().or_else(|| vectors.vector_of(&f.file_name));
+                self.files.layout.file_ref(self.files.path(f), f.clone(), dv)
+            })
             .collect::<Result<Vec<_>>>()?;
         let mut w =
             self.files.writer(&self.opts, 0, FileSource::Compact).with_first_sequence(first.min_sequence_number);

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use rand::Rng;
 use strata_io::FileIO;
-use strata_spec::{compare_rows, SNAPSHOT_VERSION};
+use strata_spec::{compare_rows, DELETION_VECTORS_INDEX, SNAPSHOT_VERSION};
 use strata_spec::{
     BinaryRow, CommitKind, DataFileMeta, DataType, Datum, Error, FileKind, IndexFileMeta, IndexManifestEntry,
     ManifestEntry, ManifestFileMeta, Result, Snapshot,
@@ -126,6 +126,9 @@ pub struct FileStoreCommit {
     key_types: Vec<DataType>,
     retry: RetryPolicy,
     foreign_compaction_window: Duration,
+    /// Deletion-vector index files are combined by name, not one per bucket (an unaware-bucket append table,
+    /// Paimon's `GlobalCombiner`).
+    dv_index_by_name: bool,
 }
 
 /// The key range of one file, for the level-overlap check.
@@ -163,7 +166,15 @@ impl FileStoreCommit {
             key_types,
             retry,
             foreign_compaction_window,
+            dv_index_by_name: false,
         }
+    }
+
+    /// Combines deletion-vector index files by name (an unaware-bucket append table, whose partition holds
+    /// several) instead of one per bucket.
+    pub fn with_dv_index_by_name(mut self, by_name: bool) -> Self {
+        self.dv_index_by_name = by_name;
+        self
     }
 
     /// How long a COMPACT snapshot of another engine keeps this committer from compacting the buckets it
@@ -610,7 +621,11 @@ impl FileStoreCommit {
         for m in &c.messages {
             let (new, deleted) = index_changes(m);
             let deleted: HashSet<&str> = deleted.iter().map(|f| f.file_name.as_str()).collect();
-            let replaced_types: HashSet<&str> = new.iter().map(|f| f.index_type.as_str()).collect();
+            let replaced_types: HashSet<&str> = new
+                .iter()
+                .map(|f| f.index_type.as_str())
+                .filter(|t| !(self.dv_index_by_name && *t == DELETION_VECTORS_INDEX))
+                .collect();
             entries.retain(|e| {
                 let same_bucket = e.partition == m.partition && e.bucket == m.bucket;
                 let replaced = deleted.contains(e.index_file.file_name.as_str())
@@ -623,6 +638,9 @@ impl FileStoreCommit {
                 bucket: m.bucket,
                 index_file: f.clone(),
             }));
+        }
+        if self.dv_index_by_name {
+            vectors_once_per_file(&entries)?;
         }
         if entries.is_empty() {
             return Ok(None);
@@ -637,6 +655,26 @@ impl FileStoreCommit {
             }
         }
     }
+}
+
+/// Refuses an index listing in which a data file has vectors in two index files of its partition (Paimon's
+/// `GlobalCombiner` refuses it too): which one applies would be a guess.
+fn vectors_once_per_file(entries: &[IndexManifestEntry]) -> Result<()> {
+    let mut seen: HashSet<(&BinaryRow, i32, &str)> = HashSet::new();
+    for e in entries.iter().filter(|e| e.index_file.index_type == DELETION_VECTORS_INDEX) {
+        for r in e.index_file.dv_ranges.iter().flatten() {
+            if !seen.insert((&e.partition, e.bucket, r.data_file_name.as_str())) {
+                return Err(Error::Conflict {
+                    message: format!(
+                        "data file {} would have deletion vectors in two index files (another commit added one); \
+                         nothing was committed: retry",
+                        r.data_file_name
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A message's index files, of both halves: (new, deleted).

@@ -49,9 +49,11 @@ pub(crate) fn checks_index(m: &CommitMessage) -> bool {
 
 /// A message that compacts or replaces vectors was computed against its bucket's deletion-vector index.
 pub(crate) fn checks_dv_index(m: &CommitMessage) -> bool {
-    let compact = &m.increment.compact;
+    let (data, compact) = (&m.increment.data, &m.increment.compact);
     m.increment.dv_index_base != DvIndexBase::Unchecked
-        && (!compact.compact_before.is_empty() || !compact.new_index_files.is_empty())
+        && (!compact.compact_before.is_empty()
+            || !compact.new_index_files.is_empty()
+            || data.new_index_files.iter().any(|f| f.index_type == DELETION_VECTORS_INDEX))
 }
 
 fn deletes_index_files(m: &CommitMessage) -> bool {

@@ -283,7 +283,10 @@ impl Table {
             self.key_types()?,
             retry,
         )
-        .with_foreign_compaction_window(self.foreign_compaction_window()?))
+        .with_foreign_compaction_window(self.foreign_compaction_window()?)
+        .with_dv_index_by_name(
+            crate::bucket_mode::BucketMode::of(&self.schema)? == crate::bucket_mode::BucketMode::Unaware,
+        ))
     }
 
     /// How long a compaction by another engine keeps this handle's commits from compacting its buckets.
@@ -428,7 +431,12 @@ impl Table {
                 .map(|f| self.index_file_path(&f).map(|path| (f, path)))
                 .collect::<Result<Vec<_>>>()?,
         };
-        AppendDvMaintainer::restore(self.io.as_ref(), &files, bitmap64)
+        let vectors = AppendDvMaintainer::restore(self.io.as_ref(), &files, bitmap64)?;
+        // A fixed bucket keeps one index file, which commits replace whole; an unaware partition keeps many.
+        Ok(match crate::bucket_mode::BucketMode::of(&self.schema)? {
+            crate::bucket_mode::BucketMode::Unaware => vectors,
+            _ => vectors.whole_bucket(),
+        })
     }
 
     /// The data file path of a manifest entry: under the bucket directory by its name (checked to be a plain

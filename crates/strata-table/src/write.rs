@@ -20,6 +20,7 @@ use crate::table::Table;
 use strata_spec::CommitMessage;
 
 mod bucket_files;
+mod delete;
 mod route;
 
 use bucket_files::BucketFiles;

@@ -37,6 +37,12 @@ impl BucketFiles {
         }
     }
 
+    /// Whether it holds rows or changes not yet handed over (an append writer; a merge tree's count as none:
+    /// only an append table's deletion asks).
+    pub(crate) fn has_changes(&self) -> bool {
+        matches!(self, BucketFiles::Append(w) if w.has_changes())
+    }
+
     pub(crate) fn spilling(&self) -> bool {
         matches!(self, BucketFiles::MergeTree(w) if w.spilling())
     }
