@@ -37,7 +37,7 @@ fn sorted(rows: &[Value]) -> Vec<String> {
 }
 
 /// Rows `{n, id, p}`: `n` numbers them in arrival order.
-fn batch(rows: &[Value]) -> RecordBatch {
+pub(crate) fn batch(rows: &[Value]) -> RecordBatch {
     let schema = Arc::new(Schema::new(vec![
         Field::new("n", ArrowType::Int64, true),
         Field::new("id", ArrowType::Int64, true),

@@ -156,3 +156,31 @@ fn deleting_by_a_filter_from_a_primary_key_table_is_refused() {
     let err = w.delete_matching(&mut |b| Ok(BooleanArray::from(vec![true; b.num_rows()]))).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unsupported, "{err}");
 }
+
+/// A writer that keeps running beside a delete (its bucket writers opened before the delete changed the
+/// files and vectors) compacts afterwards without a conflict: writers holding nothing uncommitted start again
+/// from the latest snapshot. (The append soak found the conflict.)
+#[test]
+fn a_writer_opened_before_a_delete_compacts_after_it() {
+    for options in
+        [vec!["deletion-vectors.enabled=true", "compaction.min.file-num=2"], vec!["compaction.min.file-num=2"]]
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let wh = dir.path().join("wh");
+        let path = wh.join("db.db").join("events").to_str().unwrap().to_string();
+        create(&path, &options);
+        let mut a = Appends::new(580);
+        let t = open(&path);
+        let mut w = strata::TableWriter::new(&t, "long-lived").unwrap();
+        for _ in 0..3 {
+            let rows = a.rows(20);
+            w.write(&crate::append_compaction::batch(&rows)).unwrap();
+            w.commit().unwrap();
+        }
+        sql(wh.to_str().unwrap(), "DELETE FROM db.events WHERE n % 3 = 0");
+        a.model.retain(|r| r["n"].as_i64().unwrap() % 3 != 0);
+        w.compact(true).unwrap();
+        let got = json_rows(&ReadBuilder::new(&open(&path)).read().unwrap().batches);
+        assert_eq!(sorted(&got), sorted(&a.model), "{options:?}");
+    }
+}

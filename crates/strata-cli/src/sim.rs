@@ -85,6 +85,24 @@ pub(crate) fn soak(
                 failures.push(s);
             }
         }
+        // Every fourth seed also runs an append-table workload (no shrinking: it is saved as generated).
+        if s % 4 == 3 {
+            let w = strata_sim::AppendWorkload::generate(s, commits);
+            match strata_sim::replay_append(io.clone(), &dir, &w, plan)? {
+                Ok(stats) => {
+                    injected += stats.faults;
+                    failed_commits += stats.failed_commits;
+                }
+                Err(d) => {
+                    std::fs::create_dir_all(&save).map_err(|e| Error::io(&save, e))?;
+                    let path = format!("{save}/seed-{s}-append.txt");
+                    std::fs::write(&path, format!("{w:#?}\n")).map_err(|e| Error::io(&path, e))?;
+                    eprintln!("seed {s} (append table): {d} ({path})");
+                    failures.push(s);
+                }
+            }
+            runs += 1;
+        }
         runs += 1;
         s += 1;
     }

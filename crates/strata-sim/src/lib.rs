@@ -3,6 +3,7 @@
 //! against a `BTreeMap` model and the LSM invariants after every commit, shrinking of failing workloads, and
 //! [`FaultyFileIO`], a `FileIO` that fails chosen operations. Tests and the CLI's `replay` and `soak` use it.
 
+mod append_workload;
 mod faulty;
 mod workload;
 
@@ -13,3 +14,6 @@ pub use faulty::{Fault, FaultyFileIO, OpKind};
 pub use workload::{
     replay, replay_on, shrink, Divergence, Evolution, FaultPlan, Header, Key, Op, ReplayStats, Row, Workload,
 };
+
+// Append-table workloads: appends, deletes, compactions and crashes against a model of the rows, under faults.
+pub use append_workload::{replay_append, AppendHeader, AppendOp, AppendRow, AppendWorkload};

@@ -8,7 +8,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use strata_format::RowKind;
-use strata_lsm::{AppendBucket, AppendWriter, MergeTreeWriter};
+use strata_lsm::MergeTreeWriter;
 use strata_spec::{
     bucket_of, BinaryRow, DataType, Error, IndexManifestEntry, ManifestEntry, Result, Snapshot, HASH_INDEX,
 };
@@ -34,6 +34,8 @@ struct BucketWriter {
     writer: BucketFiles,
     /// What its commit messages record as `_TOTAL_BUCKETS` (-1 for dynamic buckets).
     total_buckets: i32,
+    /// The snapshot it was opened on.
+    opened_at: Option<i64>,
 }
 
 /// How rows find their bucket.
@@ -191,61 +193,50 @@ impl TableWrite {
             let files: Vec<_> =
                 self.live()?.get(&key).map(|v| v.iter().map(|e| e.file.clone()).collect()).unwrap_or_default();
             let bucket_dir = self.bucket_dir(partition, bucket)?;
-            let schema = self.table.schema();
-            if schema.primary_keys.is_empty() {
-                let fixed = !matches!(self.routing, Routing::Unaware);
-                // A writer that may compact needs the bucket's deletion vectors: a rewrite applies them.
-                let compacts =
-                    self.purpose == WritePurpose::Compaction || fixed && !schema.core_options().write_only()?;
-                let vectors = if compacts {
-                    Some(self.table.append_dv_maintainer(self.base.as_ref(), partition, bucket)?)
-                } else {
-                    None
-                };
-                let at = AppendBucket {
-                    bucket,
-                    bucket_dir,
-                    index_dir: self.table.path_factory().index_dir(),
-                    files,
-                    vectors,
-                    fixed,
-                };
-                let w = AppendWriter::new(self.table.io().clone(), schema, Some(self.table.schema_history()), at)?;
-                let total_buckets = self.total_buckets(&key.0)?;
-                let writer = BucketFiles::Append(Box::new(w));
-                self.writers.insert(key.clone(), BucketWriter { partition: partition.clone(), writer, total_buckets });
-                return self
-                    .writers
-                    .get_mut(&key)
-                    .map(|b| &mut b.writer)
-                    .ok_or_else(|| Error::invalid("write", "writer vanished"));
-            }
-            let dv = if schema.core_options().deletion_vectors_enabled()? {
-                Some(self.table.dv_maintainer(self.base.as_ref(), partition, bucket)?)
+            let writer = if self.table.schema().primary_keys.is_empty() {
+                BucketFiles::Append(Box::new(self.new_append_writer(partition, bucket, bucket_dir, files)?))
             } else {
-                None
+                BucketFiles::MergeTree(Box::new(self.new_merge_tree_writer(partition, bucket, bucket_dir, files)?))
             };
-            let mut w = MergeTreeWriter::new(
-                self.table.io().clone(),
-                schema,
-                Some(self.table.schema_history()),
-                bucket,
-                bucket_dir,
-                self.table.path_factory().index_dir(),
-                files,
-                dv,
-            )?;
-            if let Some(foreign) = self.compacted_elsewhere(partition, bucket)? {
-                // Its compactions would be refused at commit (see `foreign_compaction`): the rows go to level 0
-                // for that engine's compactor, as a `write-only` writer's do, and other buckets still compact.
-                tracing::warn!(bucket, foreign, "another engine compacts this bucket: writing it without compacting");
-                w.set_write_only(true);
-            }
             let total_buckets = self.total_buckets(&key.0)?;
-            let writer = BucketFiles::MergeTree(Box::new(w));
-            self.writers.insert(key.clone(), BucketWriter { partition: partition.clone(), writer, total_buckets });
+            let opened_at = self.base.as_ref().map(|b| b.id);
+            self.writers
+                .insert(key.clone(), BucketWriter { partition: partition.clone(), writer, total_buckets, opened_at });
         }
         self.writers.get_mut(&key).map(|b| &mut b.writer).ok_or_else(|| Error::invalid("write", "writer vanished"))
+    }
+
+    /// A primary-key bucket's writer, on the base snapshot's `files`.
+    fn new_merge_tree_writer(
+        &self,
+        partition: &BinaryRow,
+        bucket: i32,
+        bucket_dir: String,
+        files: Vec<strata_spec::DataFileMeta>,
+    ) -> Result<MergeTreeWriter> {
+        let schema = self.table.schema();
+        let dv = if schema.core_options().deletion_vectors_enabled()? {
+            Some(self.table.dv_maintainer(self.base.as_ref(), partition, bucket)?)
+        } else {
+            None
+        };
+        let mut w = MergeTreeWriter::new(
+            self.table.io().clone(),
+            schema,
+            Some(self.table.schema_history()),
+            bucket,
+            bucket_dir,
+            self.table.path_factory().index_dir(),
+            files,
+            dv,
+        )?;
+        if let Some(foreign) = self.compacted_elsewhere(partition, bucket)? {
+            // Its compactions would be refused at commit (see `foreign_compaction`): the rows go to level 0
+            // for that engine's compactor, as a `write-only` writer's do, and other buckets still compact.
+            tracing::warn!(bucket, foreign, "another engine compacts this bucket: writing it without compacting");
+            w.set_write_only(true);
+        }
+        Ok(w)
     }
 
     /// For a writer of rows into a deletion-vector bucket: the latest COMPACT snapshot of another engine that
@@ -256,6 +247,18 @@ impl TableWrite {
             return Ok(None);
         }
         crate::foreign_compaction::compacted_by_another_engine(&self.table, base, partition, bucket)
+    }
+
+    /// Moves the base to the latest snapshot and drops the append writers opened on an older one that hold
+    /// nothing uncommitted (a delete or another engine may have rewritten their files and vectors since):
+    /// reopened, they start from what is committed now. An append writer keeps no state beyond its files.
+    fn drop_stale_append_writers(&mut self) -> Result<()> {
+        self.refresh_base()?;
+        let now = self.base.as_ref().map(|s| s.id);
+        self.writers.retain(|_, w| {
+            !(matches!(w.writer, BucketFiles::Append(_)) && w.opened_at != now && !w.writer.has_changes())
+        });
+        Ok(())
     }
 
     /// Moves the base to the latest snapshot.
@@ -455,6 +458,9 @@ impl TableWrite {
             self.routing =
                 Routing::Postpone(crate::postpone::bucket_counts(&live, &self.table.schema().core_options())?);
         }
+        if self.table.schema().primary_keys.is_empty() {
+            self.drop_stale_append_writers()?;
+        }
         let keys: Vec<(BinaryRow, i32)> = self
             .live()?
             .values()
@@ -611,7 +617,7 @@ impl TableWrite {
                         let mut out = Vec::new();
                         let mut failed = None;
                         for entry in group.iter_mut() {
-                            let BucketWriter { partition, writer: w, total_buckets } = &mut **entry;
+                            let BucketWriter { partition, writer: w, total_buckets, .. } = &mut **entry;
                             let name = || paths.new_index_file_name();
                             let inc = w.prepare(how, name);
                             let inc = match inc {

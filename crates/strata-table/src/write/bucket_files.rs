@@ -1,10 +1,32 @@
 //! A bucket's writer: the merge tree of a primary-key table, or an append table's writer.
 
 use arrow_array::RecordBatch;
-use strata_lsm::{AppendCompaction, AppendWriter, MergeTreeWriter};
-use strata_spec::{CommitIncrement, Result};
+use strata_lsm::{AppendBucket, AppendCompaction, AppendWriter, MergeTreeWriter};
+use strata_spec::{BinaryRow, CommitIncrement, DataFileMeta, Result};
 
-use super::Prepare;
+use super::{Prepare, Routing, TableWrite};
+use crate::bucket_mode::WritePurpose;
+
+impl TableWrite {
+    /// An append table's bucket writer, on the base snapshot's `files`.
+    pub(super) fn new_append_writer(
+        &self,
+        partition: &BinaryRow,
+        bucket: i32,
+        bucket_dir: String,
+        files: Vec<DataFileMeta>,
+    ) -> Result<AppendWriter> {
+        let schema = self.table.schema();
+        let fixed = !matches!(self.routing, Routing::Unaware);
+        // A writer that may compact needs the bucket's deletion vectors: a rewrite applies them.
+        let compacts = self.purpose == WritePurpose::Compaction || fixed && !schema.core_options().write_only()?;
+        let vectors =
+            if compacts { Some(self.table.append_dv_maintainer(self.base.as_ref(), partition, bucket)?) } else { None };
+        let index_dir = self.table.path_factory().index_dir();
+        let at = AppendBucket { bucket, bucket_dir, index_dir, files, vectors, fixed };
+        AppendWriter::new(self.table.io().clone(), schema, Some(self.table.schema_history()), at)
+    }
+}
 
 /// The writer of one (partition, bucket).
 pub(crate) enum BucketFiles {

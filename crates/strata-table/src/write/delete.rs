@@ -29,7 +29,7 @@ impl TableWrite {
         if !self.carried.is_empty() || self.writers.values().any(|w| w.writer.has_changes()) {
             return Err(Error::invalid("delete", "this writer holds rows it has not committed: commit them first"));
         }
-        self.refresh_base()?;
+        self.drop_stale_append_writers()?;
         let entries: Vec<ManifestEntry> = self.live()?.values().flatten().cloned().collect();
         let layout = KeyValueLayout::new(&schema)?.with_history(self.table.schema_history());
         let columns = file_columns(&layout);
