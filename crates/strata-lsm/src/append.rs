@@ -196,8 +196,12 @@ impl AppendWriter {
             })
             .collect();
         let written: Vec<Result<Vec<DataFileMeta>>> = std::thread::scope(|s| {
-            let handles: Vec<_> =
-                numbered.iter().map(|(seq, part)| s.spawn(move || write_part(files, opts, *seq, part))).collect();
+            let handles: Vec<_> = numbered
+                .iter()
+                .map(|(seq, part)| {
+                    s.spawn(move || write_files(files, opts, FileSource::Append, *seq, part.iter().cloned().map(Ok)))
+                })
+                .collect();
             handles
                 .into_iter()
                 .map(|h| h.join().unwrap_or_else(|_| Err(Error::invalid("append writer", "a file writer panicked"))))
@@ -344,23 +348,12 @@ impl AppendWriter {
                 self.files.layout.file_ref(self.files.path(f), f.clone(), dv)
             })
             .collect::<Result<Vec<_>>>()?;
-        let mut w =
-            self.files.writer(&self.opts, 0, FileSource::Compact).with_first_sequence(first.min_sequence_number);
         let stored = self.files.layout.stored_schema.clone();
-        let written =
-            run_reader(self.files.io.clone(), &self.files.layout, refs, self.opts.batch_size).try_for_each(|batch| {
-                let batch = RecordBatch::try_new(stored.clone(), batch?.columns().to_vec())
-                    .map_err(|e| Error::invalid("append compaction", e.to_string()))?;
-                w.write(&batch)
-            });
-        let rolled = w.written_paths();
-        let after = match written.and_then(|()| w.close()) {
-            Ok(after) => after,
-            Err(e) => {
-                remove_files(&self.files.io, &rolled);
-                return Err(e);
-            }
-        };
+        let rows = run_reader(self.files.io.clone(), &self.files.layout, refs, self.opts.batch_size).map(|batch| {
+            RecordBatch::try_new(stored.clone(), batch?.columns().to_vec())
+                .map_err(|e| Error::invalid("append compaction", e.to_string()))
+        });
+        let after = write_files(&self.files, &self.opts, FileSource::Compact, first.min_sequence_number, rows)?;
         if let Some(v) = self.vectors.as_mut() {
             group.iter().for_each(|f| v.remove(&f.file_name));
         }
@@ -405,15 +398,17 @@ fn split_rows(batches: &[RecordBatch], parts: usize) -> Vec<Vec<RecordBatch>> {
     out
 }
 
-/// Writes one part's rows, numbered from `first_seq`, as files; on failure removes what it wrote.
-fn write_part(
+/// Writes `batches` as level-0 files of `source`, rows numbered from `first_seq`; on failure removes what it
+/// wrote.
+fn write_files(
     files: &FileFactory,
     opts: &WriterOptions,
+    source: FileSource,
     first_seq: i64,
-    part: &[RecordBatch],
+    batches: impl IntoIterator<Item = Result<RecordBatch>>,
 ) -> Result<Vec<DataFileMeta>> {
-    let mut w = files.writer(opts, 0, FileSource::Append).with_first_sequence(first_seq);
-    let written = part.iter().try_for_each(|b| w.write(b));
+    let mut w = files.writer(opts, 0, source).with_first_sequence(first_seq);
+    let written = batches.into_iter().try_for_each(|b| w.write(&b?));
     let rolled = w.written_paths();
     let closed = written.and_then(|()| w.close());
     if closed.is_err() {

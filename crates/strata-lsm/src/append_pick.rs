@@ -38,22 +38,21 @@ impl AppendCompactOptions {
     pub fn from_schema(schema: &TableSchema) -> Result<Self> {
         let o = schema.core_options();
         let target_file_size = append_target_file_size(schema)?;
-        let min_file_num = match o.get("compaction.min.file-num") {
+        let min_file_num = match o.parsed::<usize>("compaction.min.file-num")? {
             None => 5,
-            Some(v) => v.trim().parse::<usize>().ok().filter(|&n| n >= 1).ok_or_else(|| {
-                Error::invalid("option 'compaction.min.file-num'", format!("'{v}' is not a positive count"))
-            })?,
+            Some(n) if n >= 1 => n,
+            Some(n) => {
+                return Err(Error::invalid(
+                    "option 'compaction.min.file-num'",
+                    format!("'{n}' is not a positive count"),
+                ))
+            }
         };
         let delete_ratio = match o.get(strata_spec::options::COMPACTION_DELETE_RATIO_THRESHOLD) {
             None => 0.2,
             Some(_) => o.delete_ratio_threshold()?,
         };
-        let force_rewrite_all = match o.get("compaction.force-rewrite-all-files").map(|v| v.trim().to_lowercase()) {
-            None => false,
-            Some(v) if v == "true" => true,
-            Some(v) if v == "false" => false,
-            Some(v) => return Err(Error::invalid("option 'compaction.force-rewrite-all-files'", format!("'{v}'"))),
-        };
+        let force_rewrite_all = o.bool_opt("compaction.force-rewrite-all-files", false)?;
         Ok(AppendCompactOptions {
             min_file_num,
             target_file_size,

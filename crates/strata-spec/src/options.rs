@@ -229,7 +229,8 @@ impl CoreOptions {
         self.map.insert(key.into(), value.into());
     }
 
-    fn parsed<T: std::str::FromStr>(&self, key: &str) -> Result<Option<T>> {
+    /// A value parsed as `T` (`None` when unset), refused naming the option.
+    pub fn parsed<T: std::str::FromStr>(&self, key: &str) -> Result<Option<T>> {
         match self.map.get(key) {
             None => Ok(None),
             Some(v) => v
@@ -240,7 +241,8 @@ impl CoreOptions {
         }
     }
 
-    fn bool_opt(&self, key: &str, default: bool) -> Result<bool> {
+    /// A `true`/`false` value (`default` when unset), refused naming the option.
+    pub fn bool_opt(&self, key: &str, default: bool) -> Result<bool> {
         match self.map.get(key).map(|v| v.trim().to_ascii_lowercase()) {
             None => Ok(default),
             Some(v) if v == "true" => Ok(true),
