@@ -53,4 +53,4 @@ pub use strata_table::{get, BatchStream, Plan, ReadBuilder};
 pub use strata_table::{Consumer, ConsumerManager, FollowOptions, IncrementalMode, StartFrom, StreamScan};
 pub use strata_table::{FileSystemCatalog as Catalog, FileSystemCatalog, Table};
 pub use strata_table::{FoundRow, FoundRows, PackedTableRow, TableQuery};
-pub use strata_table::{TableWrite, TableWriter};
+pub use strata_table::{RowUpdate, TableWrite, TableWriter};

@@ -61,6 +61,7 @@ mod s3;
 mod schema_alter;
 mod schema_evolution;
 mod spark_sql;
+mod sql_updates;
 mod strata_files_pypaimon;
 mod table_api;
 mod tags;

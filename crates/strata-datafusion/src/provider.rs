@@ -4,7 +4,9 @@
 //! limit. Planning (manifests, deletion-vector index) runs on a blocking thread when DataFusion asks for the
 //! scan; the splits become the operator's partitions. `INSERT INTO` writes through a `TableWrite` and commits
 //! once per statement; `DELETE FROM` finds the matching keys with an ordinary scan and writes a delete per
-//! key in one commit.
+//! key in one commit, and `UPDATE` writes the matching rows with their new values (an UPDATE_AFTER row per
+//! key, as Paimon's Spark UPDATE). On an append table both change rows by position instead
+//! (`TableWrite::delete_matching`, `TableWrite::update_matching`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -18,7 +20,7 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::expr_rewriter::unnormalize_col;
 use datafusion::logical_expr::utils::conjunction;
-use datafusion::logical_expr::{Expr, LogicalPlanBuilder, TableProviderFilterPushDown};
+use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlanBuilder, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use strata_format::Predicate;
 use strata_spec::{Error, MergeEngine, Snapshot};
@@ -29,7 +31,7 @@ use crate::exec::StrataScanExec;
 use crate::filter::to_predicate;
 use crate::write::{StrataWriteExec, WriteKind};
 
-/// A Strata table for DataFusion: reads, `INSERT INTO` and `DELETE FROM`.
+/// A Strata table for DataFusion: reads, `INSERT INTO`, `DELETE FROM` and `UPDATE`.
 #[derive(Debug, Clone)]
 pub struct StrataTable {
     name: String,
@@ -113,6 +115,20 @@ impl StrataTable {
         }
         let plan = read.plan()?;
         Ok(StrataScanExec::new(self.name.clone(), read, plan, out_schema, limit, target_partitions))
+    }
+
+    /// Row-level changes of a primary-key table write rows that replace its keys' rows: only the
+    /// deduplicate merge engine keeps the last row of a key as it is (first-row keeps the first,
+    /// aggregation folds, partial-update skips NULL values, so a change could be reported and not made).
+    fn check_deduplicate(&self, what: &str) -> Result<()> {
+        let engine = self.table.schema().core_options().merge_engine().map_err(to_df)?;
+        if engine != MergeEngine::Deduplicate {
+            return Err(to_df(Error::unsupported(format!(
+                "{what} on {}: its merge engine is {engine:?}; only deduplicate tables replace a key's row",
+                self.name
+            ))));
+        }
+        Ok(())
     }
 
     fn check_writable(&self, what: &str) -> Result<()> {
@@ -217,12 +233,12 @@ impl TableProvider for StrataTable {
             ));
         }
         let options = schema.core_options();
-        let engine = options.merge_engine().map_err(to_df)?;
+        self.check_deduplicate("DELETE")?;
         // Other merge engines do not delete a key on a delete row (first-row and aggregation ignore it,
         // partial-update refuses it by default), so a DELETE would report rows it did not remove.
-        if engine != MergeEngine::Deduplicate || options.ignore_delete().map_err(to_df)? {
+        if options.ignore_delete().map_err(to_df)? {
             return Err(to_df(Error::unsupported(format!(
-                "DELETE on {}: only deduplicate tables without ignore-delete remove a key on a delete",
+                "DELETE on {}: a table with ignore-delete does not remove a key on a delete",
                 self.name
             ))));
         }
@@ -236,5 +252,67 @@ impl TableProvider for StrataTable {
         let plan = plan.project(keys)?.build()?;
         let input = state.create_physical_plan(&plan).await?;
         Ok(Arc::new(StrataWriteExec::new(self.table.clone(), input, WriteKind::DeleteKeys)))
+    }
+
+    async fn update(
+        &self,
+        state: &dyn Session,
+        assignments: Vec<(String, Expr)>,
+        filters: Vec<Expr>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.check_writable("UPDATE")?;
+        let df_schema = datafusion::common::DFSchema::try_from(self.schema.clone())?;
+        // Each new value as its column's type (the SQL planner casts most; an exact cast refuses the rest).
+        let mut assigned = Vec::with_capacity(assignments.len());
+        for (name, value) in assignments {
+            let field = self
+                .schema
+                .field_with_name(&name)
+                .map_err(|_| to_df(Error::invalid("UPDATE", format!("'{name}' is not a column of {}", self.name))))?;
+            let value = unnormalize_col(value).cast_to(field.data_type(), &df_schema)?;
+            assigned.push((name, value));
+        }
+        let schema = self.table.schema();
+        let filter = conjunction(filters.into_iter().map(unnormalize_col));
+        if schema.primary_keys.is_empty() {
+            // An append table: the matching rows change by position (see `TableWrite::update_matching`).
+            let filter = filter.map(|p| state.create_physical_expr(p, &df_schema)).transpose()?;
+            let assigned = assigned
+                .into_iter()
+                .map(|(name, value)| Ok((name, state.create_physical_expr(value, &df_schema)?)))
+                .collect::<Result<Vec<_>>>()?;
+            let input = Arc::new(datafusion::physical_plan::empty::EmptyExec::new(self.schema.clone()));
+            let exec = StrataWriteExec::new(self.table.clone(), input, WriteKind::UpdateRows)
+                .with_filter(filter)
+                .with_assignments(assigned);
+            return Ok(Arc::new(exec));
+        }
+        self.check_deduplicate("UPDATE")?;
+        // A key's new row replaces its old one; a new key (or partition) would add a row and leave the old.
+        if let Some((name, _)) =
+            assigned.iter().find(|(n, _)| schema.primary_keys.contains(n) || schema.partition_keys.contains(n))
+        {
+            return Err(to_df(Error::unsupported(format!(
+                "UPDATE of {}'s primary-key or partition column '{name}' (delete the row and insert the new one)",
+                self.name
+            ))));
+        }
+        // The new rows: an ordinary scan of the matching rows, the assigned columns replaced.
+        let source = provider_as_source(Arc::new(self.clone()));
+        let mut plan = LogicalPlanBuilder::scan(self.name.as_str(), source, None)?;
+        if let Some(p) = filter {
+            plan = plan.filter(p)?;
+        }
+        let columns: Vec<Expr> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| match assigned.iter().find(|(n, _)| n == f.name()) {
+                Some((_, value)) => value.clone().alias(f.name()),
+                None => Expr::Column(Column::new_unqualified(f.name())),
+            })
+            .collect();
+        let input = state.create_physical_plan(&plan.project(columns)?.build()?).await?;
+        Ok(Arc::new(StrataWriteExec::new(self.table.clone(), input, WriteKind::UpdateKeys)))
     }
 }

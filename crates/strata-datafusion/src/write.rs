@@ -1,6 +1,7 @@
-//! The write operator of `INSERT INTO` and `DELETE FROM`: its input's rows go into one `TableWrite` on a
-//! blocking thread, and the statement commits once, after the last row, as a one-off batch commit (an APPEND
-//! snapshot, then a COMPACT one when the write compacted). The operator's one output row is the number of
+//! The write operator of `INSERT INTO`, `DELETE FROM` and `UPDATE`: its input's rows go into one `TableWrite`
+//! on a blocking thread, and the statement commits once, after the last row, as a one-off batch commit (an
+//! APPEND snapshot, then a COMPACT one when the write compacted; an OVERWRITE one for a row-level change of
+//! an append table). The operator's one output row is the number of
 //! rows written (DataFusion's `count`).
 //!
 //! Nothing is committed unless the input ended normally: an input error, a cancelled query or a refused
@@ -25,8 +26,9 @@ use datafusion::physical_plan::{
     ReplaceChildrenOptions, SendableRecordBatchStream,
 };
 use futures::StreamExt;
+use strata_format::RowKind;
 use strata_spec::Error;
-use strata_table::{commit_batch, Table, TableWrite};
+use strata_table::{commit_batch, RowUpdate, Table, TableWrite};
 
 use crate::error::to_df;
 
@@ -42,6 +44,10 @@ pub(crate) enum WriteKind {
     DeleteKeys,
     /// An append table's rows that the operator's filter matches, deleted (no input rows).
     DeleteRows,
+    /// A primary-key table's rows with new values (every column), written as UPDATE_AFTER rows.
+    UpdateKeys,
+    /// An append table's rows that the operator's filter matches, given the assigned values (no input rows).
+    UpdateRows,
 }
 
 /// Writes its input into a Strata table in one commit.
@@ -50,8 +56,10 @@ pub struct StrataWriteExec {
     table: Table,
     input: Arc<dyn ExecutionPlan>,
     kind: WriteKind,
-    /// `DeleteRows`: which rows go (`None`: all).
+    /// `DeleteRows`, `UpdateRows`: which rows go or change (`None`: all).
     filter: Option<Arc<dyn PhysicalExpr>>,
+    /// `UpdateRows`: the changed columns and their new values (over the table's columns).
+    assignments: Vec<(String, Arc<dyn PhysicalExpr>)>,
     properties: Arc<PlanProperties>,
 }
 
@@ -67,12 +75,18 @@ impl StrataWriteExec {
             EmissionType::Final,
             Boundedness::Bounded,
         );
-        StrataWriteExec { table, input, kind, filter: None, properties: Arc::new(properties) }
+        StrataWriteExec { table, input, kind, filter: None, assignments: Vec::new(), properties: Arc::new(properties) }
     }
 
-    /// With the filter of a `DeleteRows` operator.
+    /// With the filter of a `DeleteRows` or `UpdateRows` operator.
     pub(crate) fn with_filter(mut self, filter: Option<Arc<dyn PhysicalExpr>>) -> Self {
         self.filter = filter;
+        self
+    }
+
+    /// With the assignments of an `UpdateRows` operator.
+    pub(crate) fn with_assignments(mut self, assignments: Vec<(String, Arc<dyn PhysicalExpr>)>) -> Self {
+        self.assignments = assignments;
         self
     }
 }
@@ -83,6 +97,8 @@ impl DisplayAs for StrataWriteExec {
             WriteKind::Insert => "insert",
             WriteKind::DeleteKeys => "delete keys",
             WriteKind::DeleteRows => "delete rows",
+            WriteKind::UpdateKeys => "update keys",
+            WriteKind::UpdateRows => "update rows",
         };
         write!(f, "StrataWriteExec: {what} into {}", self.table.path())
     }
@@ -122,7 +138,10 @@ impl ExecutionPlan for StrataWriteExec {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let [input]: [Arc<dyn ExecutionPlan>; 1] =
             children.try_into().map_err(|_| DataFusionError::Internal("StrataWriteExec has one input".to_string()))?;
-        Ok(Arc::new(StrataWriteExec::new(self.table.clone(), input, self.kind).with_filter(self.filter.clone())))
+        let exec = StrataWriteExec::new(self.table.clone(), input, self.kind)
+            .with_filter(self.filter.clone())
+            .with_assignments(self.assignments.clone());
+        Ok(Arc::new(exec))
     }
 
     fn with_new_children(self: Arc<Self>, children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
@@ -135,10 +154,11 @@ impl ExecutionPlan for StrataWriteExec {
         }
         // Every input partition, merged into one stream.
         let mut input = execute_stream(self.input.clone(), context)?;
-        let (table, kind, filter) = (self.table.clone(), self.kind, self.filter.clone());
+        let (table, kind) = (self.table.clone(), self.kind);
+        let changes = RowChanges { filter: self.filter.clone(), assignments: self.assignments.clone() };
         let run = async move {
             let (tx, rx) = tokio::sync::mpsc::channel::<Message>(2);
-            let writer = tokio::task::spawn_blocking(move || write_all(&table, kind, filter, rx));
+            let writer = tokio::task::spawn_blocking(move || write_all(&table, kind, changes, rx));
             let mut failed = None;
             while let Some(b) = input.next().await {
                 match b {
@@ -176,7 +196,7 @@ impl ExecutionPlan for StrataWriteExec {
 fn write_all(
     table: &Table,
     kind: WriteKind,
-    filter: Option<Arc<dyn PhysicalExpr>>,
+    changes: RowChanges,
     mut rx: tokio::sync::mpsc::Receiver<Message>,
 ) -> strata_spec::Result<u64> {
     let mut write = TableWrite::new(table)?;
@@ -188,15 +208,27 @@ fn write_all(
                 match kind {
                     WriteKind::Insert => write.write_batch(&b)?,
                     WriteKind::DeleteKeys => write.delete_keys(&b)?,
-                    WriteKind::DeleteRows => {}
+                    WriteKind::UpdateKeys => {
+                        write.write_with_kinds(&b, &vec![RowKind::UpdateAfter.to_byte(); b.num_rows()])?
+                    }
+                    WriteKind::DeleteRows | WriteKind::UpdateRows => {}
                 }
             }
             Some(Message::Commit) => break,
             None => return Err(Error::invalid("sql", "the statement's input ended before its last row")),
         }
     }
-    if kind == WriteKind::DeleteRows {
-        rows = write.delete_matching(&mut |b| rows_matching(filter.as_deref(), b))?;
+    let filter = changes.filter.as_deref();
+    match kind {
+        WriteKind::DeleteRows => rows = write.delete_matching(&mut |b| rows_matching(filter, b))?,
+        WriteKind::UpdateRows => {
+            rows = write.update_matching(RowUpdate {
+                matches: &mut |b| rows_matching(filter, b),
+                assign: &mut |b| changes.assign(b),
+                columns: changes.assignments.iter().map(|(n, _)| n.clone()).collect(),
+            })?
+        }
+        _ => {}
     }
     if rows == 0 {
         return Ok(0);
@@ -205,6 +237,34 @@ fn write_all(
     let messages = write.prepare_commit_waiting()?;
     commit_batch(SQL_JOB, table, &mut write, messages, None)?;
     Ok(rows)
+}
+
+/// What a row-level change of an append table matches and assigns.
+struct RowChanges {
+    filter: Option<Arc<dyn PhysicalExpr>>,
+    assignments: Vec<(String, Arc<dyn PhysicalExpr>)>,
+}
+
+impl RowChanges {
+    /// `batch` with the assigned columns' new values.
+    fn assign(&self, batch: &RecordBatch) -> strata_spec::Result<RecordBatch> {
+        let refused = |e: String| Error::invalid("UPDATE value", e);
+        let mut columns = batch.columns().to_vec();
+        let schema = batch.schema();
+        for (name, value) in &self.assignments {
+            let i = schema.index_of(name).map_err(|e| refused(e.to_string()))?;
+            let new = value.evaluate(batch).and_then(|v| v.into_array(batch.num_rows()));
+            columns[i] = new.map_err(|e| refused(e.to_string()))?;
+        }
+        // Types as evaluated (the table's, by the planner's casts); the writer checks them exactly.
+        let fields: Vec<Field> = schema
+            .fields()
+            .iter()
+            .zip(&columns)
+            .map(|(f, c)| Field::new(f.name(), c.data_type().clone(), true))
+            .collect();
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(|e| refused(e.to_string()))
+    }
 }
 
 /// Which rows of `batch` `filter` matches (all without one).

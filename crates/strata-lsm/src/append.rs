@@ -18,7 +18,7 @@ use std::sync::Arc;
 use arrow_array::{BooleanArray, RecordBatch};
 use strata_dv::AppendDvMaintainer;
 use strata_dv::DeletionVector;
-use strata_format::{run_reader, KeyValueLayout, RowKind, SchemaHistory};
+use strata_format::{run_reader, DataFileRef, KeyValueLayout, RowKind, SchemaHistory};
 use strata_io::FileIO;
 use strata_spec::{CommitIncrement, DataFileMeta, DvIndexBase, Error, FileSource, Result, TableSchema};
 
@@ -72,6 +72,8 @@ pub struct AppendWriter {
     /// In a cycle that deletes rows: the index files the deletes started from. Such a cycle does not compact,
     /// so that its changes commit as one snapshot.
     delete_base: Option<DvIndexBase>,
+    /// This cycle flushed written rows (a delete must come first: rows written after it commit with it).
+    wrote_rows: bool,
     increment: CommitIncrement,
 }
 
@@ -115,6 +117,7 @@ impl AppendWriter {
             to_compact,
             vectors: at.vectors,
             delete_base: None,
+            wrote_rows: false,
             increment: CommitIncrement::default(),
         })
     }
@@ -223,6 +226,7 @@ impl AppendWriter {
         self.buffer.clear();
         self.buffered_bytes = 0;
         self.to_compact.extend(done.iter().cloned());
+        self.wrote_rows = true;
         self.increment.data.new_files.extend(done);
         Ok(())
     }
@@ -244,7 +248,7 @@ impl AppendWriter {
             // commit changed them meanwhile (a delete of rows in a file being rewritten would be lost).
             let base = self.vectors.as_ref().map(AppendDvMaintainer::base).unwrap_or_default();
             for group in groups {
-                self.rewrite(group, None)?;
+                self.rewrite(group)?;
             }
             self.increment.dv_index_base = base;
         }
@@ -270,6 +274,7 @@ impl AppendWriter {
             half.1.extend(change.deleted_files);
         }
         self.delete_base = None;
+        self.wrote_rows = false;
         Ok(std::mem::take(&mut self.increment))
     }
 
@@ -286,26 +291,76 @@ impl AppendWriter {
     /// Deletes the rows at `positions` of `file`, one of the bucket's committed files: with
     /// `deletion-vectors.enabled` they join its deletion vector (the index file is written at the prepare);
     /// otherwise the file is rewritten now without them, numbered as it was, so the bucket's rows keep their
-    /// order. Refused while the writer holds written rows: a deletion commits in a snapshot of its own.
+    /// order. Either way the change commits as the write's half, an OVERWRITE snapshot. Refused once the
+    /// writer has written rows this cycle: rows written after a delete (an UPDATE's new values) commit with
+    /// it, but a delete never joins an insert's snapshot, which streaming readers would then skip.
     pub fn delete_positions(&mut self, file: &DataFileMeta, positions: &[u64]) -> Result<()> {
         if positions.is_empty() {
             return Ok(());
         }
-        if !self.buffer.is_empty() || !self.increment.data.new_files.is_empty() {
-            return Err(Error::invalid("delete", "the writer holds rows it has not committed: commit them first"));
-        }
-        let Some(vectors) = self.vectors.as_mut() else {
-            return Err(Error::invalid("delete", "the bucket's writer was opened without its deletion vectors"));
-        };
-        if self.delete_base.is_none() {
-            self.delete_base = Some(vectors.base());
-        }
+        self.begin_row_change(file)?;
+        let Some(vectors) = self.vectors.as_mut() else { return Err(no_vectors()) };
         let dv = vectors.vector_with(&file.file_name, positions)?;
         if self.opts.deletion_vectors {
             vectors.set(&file.file_name, dv);
             return Ok(());
         }
-        self.rewrite(vec![file.clone()], Some(Arc::new(dv)))
+        let refs = vec![self.files.layout.file_ref(self.files.path(file), file.clone(), Some(Arc::new(dv)))?];
+        let rows = self.live_rows(refs);
+        self.replace(file, rows)
+    }
+
+    /// Replaces `file`, one of the bucket's committed files, by `rows` (every column of the table, in table
+    /// order): its live rows, some of them changed (an UPDATE's rows that stay in the bucket), numbered as it
+    /// was, so the bucket's rows keep their order. Like [`Self::delete_positions`] without vectors, the
+    /// change commits as the write's half; the same refusals apply.
+    pub fn replace_file(
+        &mut self,
+        file: &DataFileMeta,
+        rows: impl IntoIterator<Item = Result<RecordBatch>>,
+    ) -> Result<()> {
+        self.begin_row_change(file)?;
+        if self.vectors.is_none() {
+            return Err(no_vectors());
+        }
+        let stored = self.files.layout.stored_schema.clone();
+        let rows = rows.into_iter().map(|b| {
+            RecordBatch::try_new(stored.clone(), b?.columns().to_vec())
+                .map_err(|e| Error::invalid("rows", e.to_string()))
+        });
+        self.replace(file, rows)
+    }
+
+    /// Checks that a row-level change of `file` may start, and records the vectors it starts from.
+    fn begin_row_change(&mut self, file: &DataFileMeta) -> Result<()> {
+        if !self.buffer.is_empty() || self.wrote_rows {
+            return Err(Error::invalid("delete", "the writer holds rows it has not committed: commit them first"));
+        }
+        if self.increment.data.deleted_files.iter().any(|f| f.file_name == file.file_name) {
+            return Err(Error::invalid("delete", format!("{} was rewritten by this cycle already", file.file_name)));
+        }
+        let Some(vectors) = self.vectors.as_ref() else { return Err(no_vectors()) };
+        if self.delete_base.is_none() {
+            self.delete_base = Some(vectors.base());
+        }
+        Ok(())
+    }
+
+    /// Writes `rows` (as stored) in place of `file`, numbered as it was, in the write's half: the data half
+    /// replaces the file (Paimon's DELETE and UPDATE without deletion vectors do the same), so the change
+    /// commits in one OVERWRITE snapshot. The file's vector, if it had one, goes.
+    fn replace(&mut self, file: &DataFileMeta, rows: impl IntoIterator<Item = Result<RecordBatch>>) -> Result<()> {
+        let after = write_files(&self.files, &self.opts, FileSource::Append, file.min_sequence_number, rows)?;
+        if let Some(v) = self.vectors.as_mut() {
+            v.remove(&file.file_name);
+        }
+        let at = self.to_compact.iter().position(|f| f.file_name == file.file_name);
+        if let Some(at) = at {
+            self.to_compact.splice(at..=at, after.iter().cloned());
+        }
+        self.increment.data.deleted_files.push(file.clone());
+        self.increment.data.new_files.extend(after);
+        Ok(())
     }
 
     /// Whether the bucket has deletion vectors, or may get them (`deletion-vectors.enabled`).
@@ -336,23 +391,23 @@ impl AppendWriter {
         }
     }
 
-    /// Rewrites `group`'s live rows, in order, into new files numbered from its first file's sequence number;
-    /// `deleting` is the vector of a single file's rewrite that deletes rows (its vector plus the deleted
-    /// positions).
-    fn rewrite(&mut self, group: Vec<DataFileMeta>, deleting: Option<Arc<DeletionVector>>) -> Result<()> {
+    /// The live rows of `files`, in order, as stored (the file schema).
+    fn live_rows(&self, files: Vec<DataFileRef>) -> impl Iterator<Item = Result<RecordBatch>> + use<> {
+        let stored = self.files.layout.stored_schema.clone();
+        run_reader(self.files.io.clone(), &self.files.layout, files, self.opts.batch_size).map(move |batch| {
+            RecordBatch::try_new(stored.clone(), batch?.columns().to_vec())
+                .map_err(|e| Error::invalid("append rewrite", e.to_string()))
+        })
+    }
+
+    /// Rewrites `group`'s live rows, in order, into new files numbered from its first file's sequence number.
+    fn rewrite(&mut self, group: Vec<DataFileMeta>) -> Result<()> {
         let (Some(first), Some(vectors)) = (group.first(), self.vectors.as_ref()) else { return Ok(()) };
         let refs = group
             .iter()
-            .map(|f| {
-                let dv = deleting.clone().or_else(|| vectors.vector_of(&f.file_name));
-                self.files.layout.file_ref(self.files.path(f), f.clone(), dv)
-            })
+            .map(|f| self.files.layout.file_ref(self.files.path(f), f.clone(), vectors.vector_of(&f.file_name)))
             .collect::<Result<Vec<_>>>()?;
-        let stored = self.files.layout.stored_schema.clone();
-        let rows = run_reader(self.files.io.clone(), &self.files.layout, refs, self.opts.batch_size).map(|batch| {
-            RecordBatch::try_new(stored.clone(), batch?.columns().to_vec())
-                .map_err(|e| Error::invalid("append compaction", e.to_string()))
-        });
+        let rows = self.live_rows(refs);
         let after = write_files(&self.files, &self.opts, FileSource::Compact, first.min_sequence_number, rows)?;
         if let Some(v) = self.vectors.as_mut() {
             group.iter().for_each(|f| v.remove(&f.file_name));
@@ -369,6 +424,10 @@ impl AppendWriter {
         self.increment.compact.compact_after.extend(after);
         Ok(())
     }
+}
+
+fn no_vectors() -> Error {
+    Error::invalid("delete", "the bucket's writer was opened without its deletion vectors")
 }
 
 /// A flush writes on more threads once each of them gets at least this many bytes of rows.

@@ -5,7 +5,8 @@
 use crate::data_file_meta::DataFileMeta;
 use crate::index_file_meta::IndexFileMeta;
 
-/// The write's half (Paimon's `DataIncrement`): what the APPEND snapshot commits.
+/// The write's half (Paimon's `DataIncrement`): what the APPEND snapshot commits, or an OVERWRITE one when
+/// it changes rows already committed (see [`DataIncrement::changes_committed_rows`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DataIncrement {
     /// New level-0 files as flushed (ADD). Files the same cycle compacted away are here too, and in
@@ -17,6 +18,9 @@ pub struct DataIncrement {
     pub new_index_files: Vec<IndexFileMeta>,
     /// Index files the new ones supersede.
     pub deleted_index_files: Vec<IndexFileMeta>,
+    /// Committed files a row-level change replaced (DELETE): a DELETE or UPDATE of an append table without
+    /// deletion vectors rewrites the files holding its rows, and their rewrites are among `new_files`.
+    pub deleted_files: Vec<DataFileMeta>,
 }
 
 impl DataIncrement {
@@ -26,6 +30,17 @@ impl DataIncrement {
             && self.changelog_files.is_empty()
             && self.new_index_files.is_empty()
             && self.deleted_index_files.is_empty()
+            && self.deleted_files.is_empty()
+    }
+
+    /// Whether it changes rows already committed: it deletes files or writes deletion vectors (a row-level
+    /// DELETE or UPDATE). Such a write commits as an OVERWRITE snapshot, which streaming readers do not
+    /// take for new rows (Paimon's `ConflictDetection.shouldBeOverwriteCommit`).
+    pub fn changes_committed_rows(&self) -> bool {
+        let is_dv = |f: &IndexFileMeta| f.index_type == crate::index_file_meta::DELETION_VECTORS_INDEX;
+        !self.deleted_files.is_empty()
+            || self.new_index_files.iter().any(is_dv)
+            || self.deleted_index_files.iter().any(is_dv)
     }
 }
 

@@ -5,7 +5,7 @@
 //! change, compaction changelog: the COMPACT snapshot).
 
 use crate::binary_row::BinaryRow;
-use crate::commit_increment::CommitIncrement;
+use crate::commit_increment::{CommitIncrement, DvIndexBase};
 use crate::data_file_meta::DataFileMeta;
 use crate::index_file_meta::IndexFileMeta;
 
@@ -53,6 +53,13 @@ impl CommitMessage {
             increment: CommitIncrement {
                 data: self.increment.data.clone(),
                 first_new_sequence: self.increment.first_new_sequence,
+                // Vectors a row-level delete wrote commit with the rows, checked against the index they
+                // were computed from.
+                dv_index_base: if self.increment.data.changes_committed_rows() {
+                    self.increment.dv_index_base.clone()
+                } else {
+                    DvIndexBase::Unchecked
+                },
                 ..Default::default()
             },
             expected_hash_index: self.expected_hash_index.clone(),
@@ -102,6 +109,13 @@ impl CommitMessage {
                 }
             } else {
                 mine_compact.compact_before.push(f);
+            }
+        }
+        for f in data.deleted_files {
+            match mine_data.new_files.iter().position(|x| same(x, &f)) {
+                // A new file a later row-level change replaced: never committed, so it neither lands nor stays.
+                Some(i) => dropped.data_files.push(mine_data.new_files.remove(i).file_name),
+                None => mine_data.deleted_files.push(f),
             }
         }
         mine_data.new_files.extend(data.new_files);

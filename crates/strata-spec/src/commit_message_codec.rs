@@ -30,7 +30,7 @@ fn message_schema_json() -> String {
     let files = |name: &str| format!(r#"{{"name":"{name}","type":{{"type":"array","items":"record__FILE"}}}}"#);
     let indexes = |name: &str| format!(r#"{{"name":"{name}","type":{{"type":"array","items":"record__INDEX"}}}}"#);
     format!(
-        r#"{{"type":"record","name":"record","namespace":"org.apache.paimon.avro.generated","fields":[{{"name":"_VERSION","type":"int"}},{{"name":"_PARTITION","type":"bytes"}},{{"name":"_BUCKET","type":"int"}},{{"name":"_TOTAL_BUCKETS","type":"int"}},{{"name":"_NEW_FILES","type":{{"type":"array","items":{file}}}}},{changelog},{{"name":"_NEW_INDEX_FILES","type":{{"type":"array","items":{{"type":"record","name":"record__INDEX","fields":[{index}]}}}}}},{deleted_index},{before},{after},{compact_changelog},{compact_new_index},{compact_deleted_index},{{"name":"_DV_INDEX_BASE_KIND","type":"int"}},{{"name":"_DV_INDEX_BASE_FILE","type":["null","string"],"default":null}},{{"name":"_FIRST_NEW_SEQUENCE","type":["null","long"],"default":null}},{{"name":"_EXPECTED_HASH_INDEX","type":["null",{{"type":"array","items":{{"type":"record","name":"record__HASH_INDEX","fields":[{{"name":"_BUCKET","type":"int"}},{{"name":"_FILE_NAME","type":"string"}}]}}}}],"default":null}}]}}"#,
+        r#"{{"type":"record","name":"record","namespace":"org.apache.paimon.avro.generated","fields":[{{"name":"_VERSION","type":"int"}},{{"name":"_PARTITION","type":"bytes"}},{{"name":"_BUCKET","type":"int"}},{{"name":"_TOTAL_BUCKETS","type":"int"}},{{"name":"_NEW_FILES","type":{{"type":"array","items":{file}}}}},{changelog},{{"name":"_NEW_INDEX_FILES","type":{{"type":"array","items":{{"type":"record","name":"record__INDEX","fields":[{index}]}}}}}},{deleted_index},{before},{after},{compact_changelog},{compact_new_index},{compact_deleted_index},{{"name":"_DV_INDEX_BASE_KIND","type":"int"}},{{"name":"_DV_INDEX_BASE_FILE","type":["null","string"],"default":null}},{{"name":"_FIRST_NEW_SEQUENCE","type":["null","long"],"default":null}},{{"name":"_EXPECTED_HASH_INDEX","type":["null",{{"type":"array","items":{{"type":"record","name":"record__HASH_INDEX","fields":[{{"name":"_BUCKET","type":"int"}},{{"name":"_FILE_NAME","type":"string"}}]}}}}],"default":null}},{{"name":"_DELETED_FILES","type":{{"type":"array","items":"record__FILE"}},"default":[]}}]}}"#,
         file = avro::data_file_schema_json(),
         index = avro::INDEX_FILE_FIELDS,
         changelog = files("_CHANGELOG_FILES"),
@@ -88,6 +88,7 @@ fn to_avro(m: &CommitMessage) -> Value {
         ("_DV_INDEX_BASE_FILE", build::nullable(base_file)),
         ("_FIRST_NEW_SEQUENCE", build::nullable(m.increment.first_new_sequence.map(Value::Long))),
         ("_EXPECTED_HASH_INDEX", build::nullable(hash)),
+        ("_DELETED_FILES", file_list(&data.deleted_files)),
     ])
 }
 
@@ -152,6 +153,8 @@ fn from_avro(v: &Value) -> Result<CommitMessage> {
             changelog_files: files_of(&r, "_CHANGELOG_FILES")?,
             new_index_files: indexes_of(&r, "_NEW_INDEX_FILES")?,
             deleted_index_files: indexes_of(&r, "_DELETED_INDEX_FILES")?,
+            // Absent from messages of builds before row-level rewrites.
+            deleted_files: files_of(&r, "_DELETED_FILES")?,
         },
         compact: CompactIncrement {
             compact_before: files_of(&r, "_COMPACT_BEFORE")?,
@@ -269,6 +272,7 @@ mod tests {
                     changelog_files: vec![file("changelog-c-0.parquet", 0)],
                     new_index_files: vec![],
                     deleted_index_files: vec![],
+                    deleted_files: vec![file("data-replaced-0.parquet", 0)],
                 },
                 compact: CompactIncrement {
                     compact_before: vec![file("data-n-0.parquet", 0), file("data-old-0.parquet", 5)],

@@ -264,7 +264,10 @@ impl FileStoreCommit {
         let (data, compaction) = (half(CommitMessage::data_increment), half(CommitMessage::compact_increment));
         let mut outcome = CommitOutcome::Empty;
         if !data.messages.is_empty() && landed.append.is_none() {
-            outcome = self.commit_one(&data, CommitKind::Append)?;
+            // A write that changes committed rows (a row-level DELETE or UPDATE) is an OVERWRITE, as Paimon
+            // commits it: streaming readers, which follow APPEND snapshots' new files, skip it.
+            let overwrites = data.messages.iter().any(|m| m.increment.data.changes_committed_rows());
+            outcome = self.commit_one(&data, if overwrites { CommitKind::Overwrite } else { CommitKind::Append })?;
         }
         if compaction.messages.is_empty() || landed.compact.is_some() {
             return Ok(outcome);
@@ -446,6 +449,7 @@ impl FileStoreCommit {
                 file: file.clone(),
             };
             let (data, compact) = (&m.increment.data, &m.increment.compact);
+            out.extend(data.deleted_files.iter().map(|f| entry(FileKind::Delete, f)));
             out.extend(data.new_files.iter().map(|f| entry(FileKind::Add, f)));
             out.extend(compact.compact_before.iter().map(|f| entry(FileKind::Delete, f)));
             out.extend(compact.compact_after.iter().map(|f| entry(FileKind::Add, f)));

@@ -51,7 +51,7 @@ pub use batch_commit::{commit_batch, BatchSnapshots};
 pub use commit::{now_millis, CommitOutcome, Committable, FileStoreCommit, Landed, RetryPolicy};
 pub use strata_spec::{AbsorbedFiles, CommitMessage};
 pub use table_writer::{compaction_increments, uncommitted_messages, TableWriter};
-pub use write::TableWrite;
+pub use write::{RowUpdate, TableWrite};
 
 // Writes and compactions spread over processes or machines, committed once.
 pub use distributed::{

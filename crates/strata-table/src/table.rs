@@ -290,7 +290,14 @@ impl Table {
     }
 
     /// How long a compaction by another engine keeps this handle's commits from compacting its buckets.
+    /// Never for an unaware-bucket append table: Paimon compacts those in tasks that read the vectors of the
+    /// snapshot they start from, and its commit checks that every index file it replaces is still there
+    /// (`ConflictDetection`'s unaware-bucket check), so a vector Strata wrote meanwhile fails that commit
+    /// instead of being lost.
     pub(crate) fn foreign_compaction_window(&self) -> Result<std::time::Duration> {
+        if crate::bucket_mode::BucketMode::of(&self.schema)? == crate::bucket_mode::BucketMode::Unaware {
+            return Ok(std::time::Duration::ZERO);
+        }
         match self.foreign_compaction_window {
             Some(window) => Ok(window),
             None => self.schema.core_options().foreign_compaction_window(),

@@ -5,7 +5,7 @@
 //! into real buckets (`crate::postpone`).
 
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_array::{Array, RecordBatch};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use strata_format::RowKind;
 use strata_lsm::MergeTreeWriter;
@@ -20,10 +20,13 @@ use crate::table::Table;
 use strata_spec::CommitMessage;
 
 mod bucket_files;
+mod conform;
 mod delete;
 mod route;
+mod update;
 
 use bucket_files::BucketFiles;
+pub use update::RowUpdate;
 
 /// The base snapshot's live files by (serialized partition, bucket).
 type LiveByBucket = BTreeMap<(Vec<u8>, i32), Vec<ManifestEntry>>;
@@ -313,40 +316,7 @@ impl TableWrite {
 
     /// Casts `batch`'s columns (matched by name) to the table's types.
     fn conform(&self, batch: &RecordBatch) -> Result<RecordBatch> {
-        let schema = self.table.schema();
-        // A column the table lacks is refused, not dropped: a misspelt name would otherwise leave its column
-        // NULL in every row without a word.
-        let batch_schema = batch.schema();
-        if let Some(extra) = batch_schema.fields().iter().find(|c| schema.fields.iter().all(|f| &f.name != c.name())) {
-            let hint = match schema.fields.iter().find(|f| f.name.eq_ignore_ascii_case(extra.name())) {
-                Some(f) => format!("; did you mean '{}'?", f.name),
-                None => String::new(),
-            };
-            let names: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
-            return Err(Error::invalid(
-                "rows",
-                format!("column '{}' is not a column of the table{hint} (columns: {})", extra.name(), names.join(", ")),
-            ));
-        }
-        let mut cols: Vec<ArrayRef> = Vec::with_capacity(schema.fields.len());
-        for (f, t) in schema.fields.iter().zip(&self.value_types) {
-            let col = match batch.column_by_name(&f.name) {
-                // Exactly or not at all: arrow's cast would make an overflowing value null (or truncate a
-                // fraction) and a nullable column would store that silently.
-                Some(c) => strata_format::exact_cast(c, t)
-                    .map_err(|r| Error::invalid(format!("rows column '{}'", f.name), r.to_string()))?,
-                None if t.nullable => arrow_array::new_null_array(&strata_format::to_arrow(t), batch.num_rows()),
-                None => return Err(Error::invalid("rows", format!("column '{}' (NOT NULL) is missing", f.name))),
-            };
-            if !t.nullable && col.null_count() > 0 {
-                return Err(Error::invalid(
-                    "rows",
-                    format!("column '{}' is NOT NULL but has {} nulls", f.name, col.null_count()),
-                ));
-            }
-            cols.push(col);
-        }
-        RecordBatch::try_new(self.value_schema.clone(), cols).map_err(|e| Error::invalid("rows", e.to_string()))
+        conform::conform_rows(self.table.schema(), &self.value_types, &self.value_schema, batch)
     }
 
     /// Writes rows (every column of the table by name; nullable columns may be missing, columns the table
