@@ -438,3 +438,39 @@ fn append_tables_written_by_java_read_as_java_reads_them() {
         }
     }
 }
+
+/// Data-evolution tables of pypaimon 2.1.0 (`row-tracking.enabled`, `data-evolution.enabled`): rows deleted
+/// by row id (deletion vectors) read as pypaimon reads them. Once rows are updated by row id (a file that
+/// re-covers them, which a reader must merge), Strata refuses the read rather than give those rows twice;
+/// incremental reads and Strata's writes (it does not number rows) are refused throughout, and pypaimon
+/// still reads the table.
+#[test]
+fn data_evolution_tables_read_until_rows_are_updated_by_row_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = json!({
+        "warehouse": dir.path().to_str().unwrap(), "table": "evo", "format": "parquet", "buckets": -1,
+        "partitioned": false, "commits": 2, "rows_per_commit": 50, "key_space": 400, "seed": 12, "append": true,
+        "options": {"row-tracking.enabled": "true", "data-evolution.enabled": "true", "deletion-vectors.enabled": "true"},
+    });
+    oracle(&["write", &spec.to_string()]);
+    let path = dir.path().join("db.db").join("evo");
+    oracle(&["row_ids", &json!({"path": path.to_str().unwrap(), "delete": [0, 1, 2, 60]}).to_string()]);
+    let t = open(&path);
+    let ours = sorted(json_rows(&ReadBuilder::new(&t).read().unwrap().batches));
+    assert_eq!(ours.len(), 96);
+    assert_eq!(ours, sorted(pypaimon_read(&path, json!({}))), "after pypaimon's delete by row id");
+
+    let refused = |e: strata::Error, says: &str| {
+        assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+        assert!(e.to_string().contains(says), "{e}");
+    };
+    refused(TableWriter::new(&t, "app").map(|_| ()).unwrap_err(), "row tracking");
+    refused(ReadBuilder::new(&t).incremental_between(1, 3).read().map(|_| ()).unwrap_err(), "data-evolution");
+    let (code, _, err) =
+        strata(&["sql", "--warehouse", dir.path().to_str().unwrap(), "INSERT INTO db.evo VALUES (1, 'x', 2)"]);
+    assert!(code != 0 && err.contains("row tracking"), "{err}");
+
+    oracle(&["row_ids", &json!({"path": path.to_str().unwrap(), "update_v": [[3, 70], [-3, -70]]}).to_string()]);
+    refused(ReadBuilder::new(&open(&path)).read().map(|_| ()).unwrap_err(), "updated by row id");
+    assert_eq!(pypaimon_read(&path, json!({})).len(), 96, "pypaimon reads the table after Strata's refusals");
+}

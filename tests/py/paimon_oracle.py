@@ -559,6 +559,25 @@ def cmd_read_options(spec):
     return _arrow_rows(rb.new_read().to_arrow(rb.new_scan().plan().splits()))
 
 
+def cmd_row_ids(spec):
+    """On a data-evolution table: deletes the rows `delete` (row ids, through deletion vectors), or gives the
+    rows `update_v` names (row ids) new values of column `v` (a file that re-covers them); one commit."""
+    table = _table_at(spec['path'])
+    wb = table.new_batch_write_builder()
+    update = wb.new_update()
+    if 'delete' in spec:
+        messages = update.delete_by_row_id(spec['delete'])
+    else:
+        ids, values = spec['update_v']
+        update = update.with_update_type(['v'])
+        messages = update.update_by_arrow_with_row_id(
+            pa.table({'_ROW_ID': pa.array(ids, pa.int64()), 'v': pa.array(values, pa.int64())}))
+    commit = wb.new_commit()
+    commit.commit(messages)
+    commit.close()
+    return {'ok': True}
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == 'write':
@@ -599,6 +618,8 @@ def main():
         res = cmd_tags(json.loads(sys.argv[2]))
     elif cmd == 'read_options':
         res = cmd_read_options(json.loads(sys.argv[2]))
+    elif cmd == 'row_ids':
+        res = cmd_row_ids(json.loads(sys.argv[2]))
     elif cmd == 'evolve':
         res = cmd_evolve(json.loads(sys.argv[2]))
     elif cmd == 'bucket':

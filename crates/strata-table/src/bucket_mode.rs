@@ -94,6 +94,15 @@ pub(crate) fn check_writable(schema: &TableSchema, purpose: WritePurpose) -> Res
             "index-file-in-data-file-dir = true: Strata writes index files into the table's index directory, where Paimon would not look for them",
         ));
     }
+    for key in ["row-tracking.enabled", "data-evolution.enabled"] {
+        if options.get(key).is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
+            // Such a table numbers every row (each file's `_FIRST_ROW_ID`, the snapshot's `nextRowId`); files
+            // without numbers make Paimon's readers fail on the whole table.
+            return Err(Error::unsupported(format!(
+                "writing a table with {key} = true: Strata does not number rows (row tracking) yet, and files without row ids would make Paimon's readers fail on the table"
+            )));
+        }
+    }
     use strata_spec::ChangelogProducer;
     if options.changelog_producer()? == ChangelogProducer::FullCompaction {
         // Writing without the changelog files such a table promises would silently starve its streaming

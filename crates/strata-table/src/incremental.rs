@@ -280,6 +280,18 @@ impl ChangeReader {
     /// The reader of `rb`'s table, projection and filter, reading what `mode` says.
     pub fn new(rb: &ReadBuilder, mode: IncrementalMode) -> Result<ChangeReader> {
         let table = rb.table();
+        if table
+            .schema()
+            .core_options()
+            .get("data-evolution.enabled")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+        {
+            // Such a table's APPEND snapshots also hold updates of rows it has (files re-covering their row
+            // ids), which a delta read would give as new rows.
+            return Err(Error::unsupported(
+                "incremental and streaming reads of a table with data-evolution.enabled (rows updated by row id)",
+            ));
+        }
         let source = mode.resolve(table)?;
         let layout = Arc::new(table.layout()?);
         let projection = rb.projection_indices(&layout)?;
