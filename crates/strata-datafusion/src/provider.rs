@@ -131,6 +131,17 @@ impl StrataTable {
         Ok(())
     }
 
+    /// The conjuncts of a row-level change's condition that translate into a Strata predicate: every row the
+    /// change takes satisfies it, so files it rules out need not be read.
+    fn file_filter(&self, filters: &[Expr]) -> Option<Predicate> {
+        let mut parts: Vec<Predicate> = filters.iter().filter_map(|f| to_predicate(f, &self.schema)).collect();
+        match parts.len() {
+            0 => None,
+            1 => parts.pop(),
+            _ => Some(Predicate::And(parts)),
+        }
+    }
+
     fn check_writable(&self, what: &str) -> Result<()> {
         if self.read_only {
             return Err(to_df(Error::invalid(
@@ -224,13 +235,14 @@ impl TableProvider for StrataTable {
         if schema.primary_keys.is_empty() {
             // An append table: its rows that match go by position (deletion vectors, or files rewritten).
             let df_schema = datafusion::common::DFSchema::try_from(self.schema.clone())?;
+            let files = self.file_filter(&filters);
             let filter = conjunction(filters.into_iter().map(unnormalize_col))
                 .map(|p| state.create_physical_expr(p, &df_schema))
                 .transpose()?;
             let input = Arc::new(datafusion::physical_plan::empty::EmptyExec::new(self.schema.clone()));
-            return Ok(Arc::new(
-                StrataWriteExec::new(self.table.clone(), input, WriteKind::DeleteRows).with_filter(filter),
-            ));
+            let exec =
+                StrataWriteExec::new(self.table.clone(), input, WriteKind::DeleteRows).with_filter(filter, files);
+            return Ok(Arc::new(exec));
         }
         let options = schema.core_options();
         self.check_deduplicate("DELETE")?;
@@ -273,6 +285,7 @@ impl TableProvider for StrataTable {
             assigned.push((name, value));
         }
         let schema = self.table.schema();
+        let files = self.file_filter(&filters);
         let filter = conjunction(filters.into_iter().map(unnormalize_col));
         if schema.primary_keys.is_empty() {
             // An append table: the matching rows change by position (see `TableWrite::update_matching`).
@@ -283,7 +296,7 @@ impl TableProvider for StrataTable {
                 .collect::<Result<Vec<_>>>()?;
             let input = Arc::new(datafusion::physical_plan::empty::EmptyExec::new(self.schema.clone()));
             let exec = StrataWriteExec::new(self.table.clone(), input, WriteKind::UpdateRows)
-                .with_filter(filter)
+                .with_filter(filter, files)
                 .with_assignments(assigned);
             return Ok(Arc::new(exec));
         }

@@ -26,7 +26,7 @@ use datafusion::physical_plan::{
     ReplaceChildrenOptions, SendableRecordBatchStream,
 };
 use futures::StreamExt;
-use strata_format::RowKind;
+use strata_format::{Predicate, RowKind};
 use strata_spec::Error;
 use strata_table::{commit_batch, RowUpdate, Table, TableWrite};
 
@@ -58,6 +58,8 @@ pub struct StrataWriteExec {
     kind: WriteKind,
     /// `DeleteRows`, `UpdateRows`: which rows go or change (`None`: all).
     filter: Option<Arc<dyn PhysicalExpr>>,
+    /// `DeleteRows`, `UpdateRows`: a predicate every such row satisfies (files it rules out are not read).
+    files: Option<Predicate>,
     /// `UpdateRows`: the changed columns and their new values (over the table's columns).
     assignments: Vec<(String, Arc<dyn PhysicalExpr>)>,
     properties: Arc<PlanProperties>,
@@ -75,12 +77,21 @@ impl StrataWriteExec {
             EmissionType::Final,
             Boundedness::Bounded,
         );
-        StrataWriteExec { table, input, kind, filter: None, assignments: Vec::new(), properties: Arc::new(properties) }
+        StrataWriteExec {
+            table,
+            input,
+            kind,
+            filter: None,
+            files: None,
+            assignments: Vec::new(),
+            properties: Arc::new(properties),
+        }
     }
 
-    /// With the filter of a `DeleteRows` or `UpdateRows` operator.
-    pub(crate) fn with_filter(mut self, filter: Option<Arc<dyn PhysicalExpr>>) -> Self {
+    /// With the filter of a `DeleteRows` or `UpdateRows` operator, and a predicate its rows satisfy.
+    pub(crate) fn with_filter(mut self, filter: Option<Arc<dyn PhysicalExpr>>, files: Option<Predicate>) -> Self {
         self.filter = filter;
+        self.files = files;
         self
     }
 
@@ -139,7 +150,7 @@ impl ExecutionPlan for StrataWriteExec {
         let [input]: [Arc<dyn ExecutionPlan>; 1] =
             children.try_into().map_err(|_| DataFusionError::Internal("StrataWriteExec has one input".to_string()))?;
         let exec = StrataWriteExec::new(self.table.clone(), input, self.kind)
-            .with_filter(self.filter.clone())
+            .with_filter(self.filter.clone(), self.files.clone())
             .with_assignments(self.assignments.clone());
         Ok(Arc::new(exec))
     }
@@ -155,7 +166,11 @@ impl ExecutionPlan for StrataWriteExec {
         // Every input partition, merged into one stream.
         let mut input = execute_stream(self.input.clone(), context)?;
         let (table, kind) = (self.table.clone(), self.kind);
-        let changes = RowChanges { filter: self.filter.clone(), assignments: self.assignments.clone() };
+        let changes = RowChanges {
+            filter: self.filter.clone(),
+            files: self.files.clone(),
+            assignments: self.assignments.clone(),
+        };
         let run = async move {
             let (tx, rx) = tokio::sync::mpsc::channel::<Message>(2);
             let writer = tokio::task::spawn_blocking(move || write_all(&table, kind, changes, rx));
@@ -200,6 +215,9 @@ fn write_all(
     mut rx: tokio::sync::mpsc::Receiver<Message>,
 ) -> strata_spec::Result<u64> {
     let mut write = TableWrite::new(table)?;
+    if let Some(files) = changes.files.clone() {
+        write = write.with_row_filter(files);
+    }
     let mut rows = 0u64;
     loop {
         match rx.blocking_recv() {
@@ -242,6 +260,7 @@ fn write_all(
 /// What a row-level change of an append table matches and assigns.
 struct RowChanges {
     filter: Option<Arc<dyn PhysicalExpr>>,
+    files: Option<Predicate>,
     assignments: Vec<(String, Arc<dyn PhysicalExpr>)>,
 }
 

@@ -90,6 +90,8 @@ pub struct TableWrite {
     write_buffer_size: u64,
     /// `write-buffer-spillable`.
     spillable: bool,
+    /// What every row a row-level change takes satisfies: files whose statistics rule it out are not read.
+    row_filter: Option<strata_format::Predicate>,
 }
 
 impl TableWrite {
@@ -161,6 +163,7 @@ impl TableWrite {
             value_types,
             write_buffer_size: options.write_buffer_size()?,
             spillable: options.write_buffer_spillable()?,
+            row_filter: None,
         })
     }
 

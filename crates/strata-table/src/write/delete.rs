@@ -11,7 +11,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, BooleanArray, RecordBatch};
 use strata_dv::DeletionVector;
-use strata_format::{file_columns, open_data_file, KeyValueLayout, DEFAULT_BATCH_SIZE};
+use strata_format::{file_columns, open_data_file, KeyValueLayout, Predicate, DEFAULT_BATCH_SIZE};
 use strata_io::FileIO;
 use strata_spec::{BinaryRow, DataType, Error, ManifestEntry, Result};
 
@@ -63,6 +63,14 @@ impl FileRows {
 }
 
 impl TableWrite {
+    /// With `filter`, a predicate that every row a delete or update takes satisfies (one implied by its
+    /// condition: the condition's conjuncts that translate): files whose statistics or partition rule it out
+    /// are not read. The condition itself still decides each row.
+    pub fn with_row_filter(mut self, filter: Predicate) -> Self {
+        self.row_filter = Some(filter);
+        self
+    }
+
     /// Deletes every row of an append table that `matches` says goes (it gets batches of the table's columns
     /// and answers per row; NULL keeps the row), as of the latest snapshot, and returns how many rows that
     /// is. The next prepare commits the deletion. Refused on a primary-key table (delete its keys), and on a
@@ -114,7 +122,11 @@ impl TableWrite {
         &mut self,
         matches: &mut dyn FnMut(&RecordBatch) -> Result<BooleanArray>,
     ) -> Result<Vec<TouchedFile>> {
-        let entries: Vec<ManifestEntry> = self.live()?.values().flatten().cloned().collect();
+        let mut entries: Vec<ManifestEntry> = self.live()?.values().flatten().cloned().collect();
+        if let Some(filter) = &self.row_filter {
+            let (rb, layout) = (crate::ReadBuilder::new(&self.table), self.table.layout()?);
+            entries.retain(|e| rb.file_may_match(filter, e, &layout));
+        }
         let rows = self.file_rows()?;
         let _span = tracing::info_span!("files_matching", files = entries.len()).entered();
         let mut touched = Vec::new();
