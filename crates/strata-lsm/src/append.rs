@@ -222,6 +222,11 @@ impl AppendWriter {
             remove_files(&self.files.io, &done.iter().map(|f| self.files.path(f)).collect::<Vec<_>>());
             return Err(e);
         }
+        if self.fixed && self.increment.first_new_sequence.is_none() {
+            // A fixed bucket reads in sequence order: the commit refuses these rows if another writer's rows
+            // took these numbers meanwhile (they would read interleaved with them).
+            self.increment.first_new_sequence = Some(self.next_seq);
+        }
         self.next_seq = first;
         self.buffer.clear();
         self.buffered_bytes = 0;

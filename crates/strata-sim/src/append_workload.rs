@@ -1,8 +1,10 @@
-//! Append-table workloads: random appends, deletes by a condition, compactions, crashes and reopens of an
-//! append table (unaware or fixed buckets, partitioned or not, with or without deletion vectors), checked
-//! after every step against a model of the committed rows, with storage faults injected into commits,
-//! deletes and compactions. A faulted step may have landed or not, so the table must then read as the model
-//! before it or as the model after it, and nothing else; a fixed bucket keeps a key's rows in arrival order.
+//! Append-table workloads: random appends, deletes and updates by a condition, compactions, crashes and
+//! reopens of an append table (unaware or fixed buckets, partitioned or not, with or without deletion
+//! vectors), checked after every step against a model of the committed rows, with storage faults injected
+//! into commits, deletes, updates and compactions. A faulted step may have landed or not, so the table must
+//! then read as the model before it or as the model after it, and nothing else; a fixed bucket keeps a key's
+//! rows in the model's order (arrival order, but an update that cannot change rows in place moves them to
+//! the end, as Paimon's does).
 
 use std::sync::Arc;
 
@@ -13,7 +15,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use strata_io::FileIO;
 use strata_spec::{DataType, Error, Result, TableSchema};
-use strata_table::{commit_batch, ReadBuilder, Table, TableWrite, TableWriter};
+use strata_table::{commit_batch, ReadBuilder, RowUpdate, Table, TableWrite, TableWriter};
 
 use crate::workload::{Divergence, FaultPlan, ReplayStats};
 use crate::{Fault, FaultyFileIO, OpKind};
@@ -56,6 +58,17 @@ pub enum AppendOp {
         modulo: i64,
         /// The remainder deleted.
         rest: i64,
+    },
+    /// Rows whose `id % modulo == rest` change (by a writer of its own, committed at once): `id` grows by 100
+    /// (another key, and in fixed buckets maybe another bucket), or with `move_partition` `p` flips between
+    /// a and b.
+    Update {
+        /// The modulus.
+        modulo: i64,
+        /// The remainder changed.
+        rest: i64,
+        /// Change the partition instead of the id.
+        move_partition: bool,
     },
     /// The writer compacts (fully or not), committing what it buffered too.
     Compact {
@@ -107,7 +120,11 @@ impl AppendWorkload {
                 }
                 65..77 if !pending => {
                     let modulo = rng.random_range(2..6);
-                    ops.push(AppendOp::Delete { modulo, rest: rng.random_range(0..modulo) });
+                    let rest = rng.random_range(0..modulo);
+                    ops.push(match rng.random_range(0..3) {
+                        0 => AppendOp::Delete { modulo, rest },
+                        k => AppendOp::Update { modulo, rest, move_partition: k == 2 && header.partitioned },
+                    });
                     done += 1;
                 }
                 65..90 => {
@@ -137,6 +154,7 @@ struct Replay {
     table: Table,
     writer: Option<TableWriter>,
     fixed: bool,
+    deletion_vectors: bool,
     committed: Vec<AppendRow>,
     pending: Vec<AppendRow>,
 }
@@ -214,7 +232,16 @@ fn start(io: Arc<dyn FileIO>, dir: &str, h: &AppendHeader) -> Result<Replay> {
     }
     let schema = TableSchema::new(columns, partition_keys, Vec::new(), options, 0)?;
     let table = Table::create(Arc::new(faulty.clone()), &path, schema)?;
-    Ok(Replay { faulty, path, table, writer: None, fixed: h.buckets > 0, committed: Vec::new(), pending: Vec::new() })
+    Ok(Replay {
+        faulty,
+        path,
+        table,
+        writer: None,
+        fixed: h.buckets > 0,
+        deletion_vectors: h.deletion_vectors,
+        committed: Vec::new(),
+        pending: Vec::new(),
+    })
 }
 
 impl Replay {
@@ -257,6 +284,10 @@ impl Replay {
                 let after: Vec<AppendRow> = self.committed.iter().filter(|r| r.id % modulo != *rest).cloned().collect();
                 (self.delete(*modulo, *rest), after)
             }
+            AppendOp::Update { modulo, rest, move_partition } => {
+                let after = self.updated(*modulo, *rest, *move_partition);
+                (self.update(*modulo, *rest, *move_partition), after)
+            }
             AppendOp::Crash => {
                 self.writer = None;
                 self.pending.clear();
@@ -285,6 +316,55 @@ impl Replay {
         Ok(())
     }
 
+    /// The committed rows after an update: changed in place when the table rewrites files in place (no
+    /// deletion vectors, rows staying in their partition and bucket), else moved to the end in their order.
+    fn updated(&self, modulo: i64, rest: i64, move_partition: bool) -> Vec<AppendRow> {
+        let change = |r: &AppendRow| {
+            let mut r = r.clone();
+            if move_partition {
+                r.p = r.p.map(|p| if p == "a" { "b".to_string() } else { "a".to_string() });
+            } else {
+                r.id += 100;
+            }
+            r
+        };
+        let matched = |r: &AppendRow| r.id % modulo == rest;
+        if !self.deletion_vectors && !move_partition && !self.fixed {
+            return self.committed.iter().map(|r| if matched(r) { change(r) } else { r.clone() }).collect();
+        }
+        let (changed, kept): (Vec<&AppendRow>, Vec<&AppendRow>) = self.committed.iter().partition(|r| matched(r));
+        kept.into_iter().cloned().chain(changed.into_iter().map(change)).collect()
+    }
+
+    /// Changes the rows whose `id % modulo == rest` (see [`AppendOp::Update`]) in a commit of their own.
+    fn update(&mut self, modulo: i64, rest: i64, move_partition: bool) -> Result<()> {
+        let mut w = TableWrite::new(&self.table)?;
+        let mut matches = |b: &RecordBatch| -> Result<BooleanArray> {
+            let ids = b.column_by_name("id").ok_or_else(|| Error::invalid("replay", "no id column"))?;
+            Ok(ids.as_primitive::<Int64Type>().iter().map(|v| v.map(|v| v % modulo == rest)).collect())
+        };
+        let mut assign = |b: &RecordBatch| -> Result<RecordBatch> {
+            let mut columns = b.columns().to_vec();
+            if move_partition {
+                let p = b.column_by_name("p").ok_or_else(|| Error::invalid("replay", "no p column"))?;
+                let flipped: StringArray =
+                    p.as_string::<i32>().iter().map(|v| v.map(|v| if v == "a" { "b" } else { "a" })).collect();
+                columns[2] = Arc::new(flipped);
+            } else {
+                let ids = b.column(1).as_primitive::<Int64Type>();
+                columns[1] = Arc::new(ids.iter().map(|v| v.map(|v| v + 100)).collect::<Int64Array>());
+            }
+            RecordBatch::try_new(b.schema(), columns).map_err(|e| Error::invalid("replay", e.to_string()))
+        };
+        let column = if move_partition { "p" } else { "id" };
+        let changes = RowUpdate { matches: &mut matches, assign: &mut assign, columns: vec![column.to_string()] };
+        if w.update_matching(changes)? > 0 {
+            let messages = w.prepare_commit_waiting()?;
+            commit_batch(USER, &self.table, &mut w, messages, None)?;
+        }
+        Ok(())
+    }
+
     fn batch(&self, rows: &[AppendRow]) -> Result<RecordBatch> {
         let mut columns: Vec<(&str, ArrayRef)> = vec![
             ("n", Arc::new(Int64Array::from(rows.iter().map(|r| r.n).collect::<Vec<_>>()))),
@@ -296,8 +376,8 @@ impl Replay {
         RecordBatch::try_from_iter(columns).map_err(|e| Error::invalid("replay", e.to_string()))
     }
 
-    /// `Ok(want)` if the table reads exactly `want` (a fixed bucket's rows of a key in arrival order), else
-    /// what differs.
+    /// `Ok(want)` if the table reads exactly `want` (a fixed bucket's rows of a key in the model's order),
+    /// else what differs.
     fn check(&self, want: &[AppendRow]) -> std::result::Result<Vec<AppendRow>, String> {
         let read = ReadBuilder::new(&self.table).read().map_err(|e| format!("read: {e}"))?;
         let mut got = Vec::new();
@@ -311,22 +391,25 @@ impl Replay {
             }
         }
         if self.fixed {
-            let mut last: std::collections::HashMap<(Option<String>, i64), i64> = Default::default();
-            for r in &got {
-                if let Some(before) = last.insert((r.p.clone(), r.id), r.n).filter(|&before| before > r.n) {
-                    return Err(format!("row {} of key {} read after row {before}", r.n, r.id));
-                }
+            let by_key = |rows: &[AppendRow]| {
+                let mut keys: std::collections::BTreeMap<(Option<String>, i64), Vec<i64>> = Default::default();
+                rows.iter().for_each(|r| keys.entry((r.p.clone(), r.id)).or_default().push(r.n));
+                keys
+            };
+            let (read, model) = (by_key(&got), by_key(want));
+            if let Some((key, order)) = read.iter().find(|(k, order)| model.get(*k).is_some_and(|m| m != *order)) {
+                return Err(format!("key {key:?} reads rows {order:?}, the model has {:?}", model.get(key)));
             }
         }
-        let mut sorted_got: Vec<i64> = got.iter().map(|r| r.n).collect();
-        let mut sorted_want: Vec<i64> = want.iter().map(|r| r.n).collect();
-        sorted_got.sort_unstable();
-        sorted_want.sort_unstable();
+        let rows = |rows: &[AppendRow]| {
+            let mut out: Vec<(i64, i64, Option<String>)> = rows.iter().map(|r| (r.n, r.id, r.p.clone())).collect();
+            out.sort_unstable();
+            out
+        };
+        let (sorted_got, sorted_want) = (rows(&got), rows(want));
         if sorted_got != sorted_want {
-            let missing: Vec<&i64> =
-                sorted_want.iter().filter(|n| sorted_got.binary_search(n).is_err()).take(5).collect();
-            let extra: Vec<&i64> =
-                sorted_got.iter().filter(|n| sorted_want.binary_search(n).is_err()).take(5).collect();
+            let missing: Vec<_> = sorted_want.iter().filter(|r| sorted_got.binary_search(r).is_err()).take(5).collect();
+            let extra: Vec<_> = sorted_got.iter().filter(|r| sorted_want.binary_search(r).is_err()).take(5).collect();
             return Err(format!(
                 "read {} rows, the model has {} (missing {missing:?}, extra {extra:?})",
                 sorted_got.len(),

@@ -77,6 +77,18 @@ impl CommitOutcome {
     }
 }
 
+impl Committable {
+    /// How many snapshots committing it makes: one of the forced kind, or one per half that changes anything.
+    pub fn snapshot_count(&self) -> i64 {
+        if self.kind.is_some() {
+            return 1;
+        }
+        let data = self.messages.iter().any(|m| !m.increment.data.is_empty());
+        let compact = self.messages.iter().any(|m| !m.increment.compact.is_empty());
+        i64::from(data) + i64::from(compact)
+    }
+}
+
 /// The snapshots holding each half of one commit (see [`FileStoreCommit::landed`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Landed {

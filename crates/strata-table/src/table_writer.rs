@@ -140,6 +140,9 @@ impl TableWriter {
                 if let crate::commit::CommitOutcome::CompactionDropped(id) = outcome {
                     return Ok(self.compact_again(&c).or(Some(id)));
                 }
+                if let crate::commit::CommitOutcome::Committed(last) = outcome {
+                    self.write.note_committed(last, c.snapshot_count());
+                }
                 Ok(outcome.snapshot_id())
             }
             // A conflict never lands (the commit checks before it creates the snapshot, and looks for its own

@@ -92,6 +92,8 @@ pub struct TableWrite {
     spillable: bool,
     /// What every row a row-level change takes satisfies: files whose statistics rule it out are not read.
     row_filter: Option<strata_format::Predicate>,
+    /// An append table's writers were checked against the latest snapshot in this commit cycle.
+    append_writers_checked: bool,
 }
 
 impl TableWrite {
@@ -164,6 +166,7 @@ impl TableWrite {
             write_buffer_size: options.write_buffer_size()?,
             spillable: options.write_buffer_spillable()?,
             row_filter: None,
+            append_writers_checked: true,
         })
     }
 
@@ -265,6 +268,33 @@ impl TableWrite {
             !(matches!(w.writer, BucketFiles::Append(_)) && w.opened_at != now && !w.writer.has_changes())
         });
         Ok(())
+    }
+
+    /// At the first write of a commit cycle of an append table: if another writer committed since an idle
+    /// bucket writer was opened (a delete or update rewrote its files, or appended rows numbered after its
+    /// own), that writer starts again from the latest snapshot, so the rows it writes now number after the
+    /// bucket's. One read of the latest snapshot's id per cycle.
+    fn check_append_writers(&mut self) -> Result<()> {
+        if self.append_writers_checked || !self.table.schema().primary_keys.is_empty() {
+            return Ok(());
+        }
+        self.append_writers_checked = true;
+        let now = self.table.snapshot_manager().latest_id()?;
+        let stale = |w: &BucketWriter| matches!(w.writer, BucketFiles::Append(_)) && w.opened_at != now;
+        if self.writers.values().any(|w| stale(w) && !w.writer.has_changes()) {
+            self.drop_stale_append_writers()?;
+        }
+        Ok(())
+    }
+
+    /// Its messages landed as the `count` snapshots up to `last`: a bucket writer opened on the snapshot just
+    /// before them has seen every commit since (they were all its own), and is as current as one opened now.
+    pub(crate) fn note_committed(&mut self, last: i64, count: i64) {
+        for w in self.writers.values_mut() {
+            if w.opened_at.unwrap_or(0).checked_add(count) == Some(last) {
+                w.opened_at = Some(last);
+            }
+        }
     }
 
     /// Moves the base to the latest snapshot.
@@ -531,6 +561,7 @@ impl TableWrite {
                 crate::postpone::as_compaction(&self.table, m);
             }
         }
+        self.append_writers_checked = false;
         match first_error {
             Some(e) => Err(e),
             None => Ok(std::mem::take(&mut self.carried)),

@@ -123,6 +123,8 @@ impl TableWrite {
         matches: &mut dyn FnMut(&RecordBatch) -> Result<BooleanArray>,
     ) -> Result<Vec<TouchedFile>> {
         let mut entries: Vec<ManifestEntry> = self.live()?.values().flatten().cloned().collect();
+        // A bucket's files in the order their rows were appended: rows an update writes anew keep that order.
+        entries.sort_by_cached_key(|e| (e.partition.serialize(), e.bucket, e.file.min_sequence_number));
         if let Some(filter) = &self.row_filter {
             let (rb, layout) = (crate::ReadBuilder::new(&self.table), self.table.layout()?);
             entries.retain(|e| rb.file_may_match(filter, e, &layout));

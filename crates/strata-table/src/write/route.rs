@@ -28,6 +28,7 @@ impl TableWrite {
 
     /// Routes rows to their buckets' writers, then keeps their buffers within `write-buffer-size`.
     pub(super) fn write_rows(&mut self, batch: &RecordBatch, kinds: &[i8]) -> Result<()> {
+        self.check_append_writers()?;
         self.route_rows(batch, kinds)?;
         self.preempt_buffers();
         Ok(())
