@@ -41,10 +41,11 @@ pub(crate) fn same(what: &str, got: &Model, want: &Model) {
     }
     let missing: Vec<&i64> = want.keys().filter(|k| !got.contains_key(*k)).take(8).collect();
     let extra: Vec<&i64> = got.keys().filter(|k| !want.contains_key(*k)).take(8).collect();
-    let differ: Vec<_> = want.iter().filter(|(k, v)| got.get(*k).is_some_and(|g| g != *v)).take(4).collect();
+    let differ: Vec<_> =
+        want.iter().filter_map(|(k, v)| got.get(k).filter(|g| *g != v).map(|g| (k, v, g))).take(4).collect();
     panic!(
         "{what}: {} rows read, the model has {}; missing {missing:?}; extra (deleted keys back?) {extra:?}; \
-         differing {differ:?}",
+         differing (key, model, read) {differ:?}",
         got.len(),
         want.len()
     );

@@ -25,6 +25,7 @@ mod predicate;
 mod ranged;
 mod reader;
 mod row_runs;
+mod sequence_group;
 mod stats;
 mod system_fields;
 #[cfg(test)]
@@ -59,3 +60,4 @@ pub use footer_cache::{FooterCache, FOOTER_CACHE_BYTES};
 pub use late_merge::{keys_first_applies, merge_selection};
 pub use merge::{LookupHook, LookupResult, MergeIterator, Run};
 pub use merge_function::{AggFunction, MergeConfig};
+pub use sequence_group::SequenceGroups;

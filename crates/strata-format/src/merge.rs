@@ -499,6 +499,7 @@ impl MergeIterator {
                 out.extend(self.group.iter().find(|g| !is_retract(g.2)).map(|&(src, _, _)| Merged::Row(src)));
                 Ok(())
             }
+            MergeEngine::PartialUpdate if !cfg.sequence_groups.is_empty() => self.merge_sequence_groups(out),
             MergeEngine::PartialUpdate => {
                 let mut values: Vec<Option<Src>> = vec![None; self.value_types.len()];
                 let fold = self.fold_group(
@@ -554,6 +555,51 @@ impl MergeIterator {
                 })
             }
         }
+    }
+
+    /// Partial-update with sequence groups (`crate::sequence_group`), record by record as Paimon's
+    /// `PartialUpdateMergeFunction`: retractions clear their groups instead of being refused; a key that
+    /// received no insert, or whose last retraction removed the row, ends as a DELETE.
+    fn merge_sequence_groups(&self, out: &mut Vec<Merged>) -> Result<()> {
+        if let ([(src, _, kind)], false) = (&self.group[..], self.cfg.lookup_levels) {
+            let (src, kind) = (*src, *kind);
+            // Merging on read, a lone record is not merged (Paimon's `ReducerMergeFunctionWrapper` hands it on
+            // as it is, values of a group without its sequence included); lookup compactions merge it (Paimon's
+            // `LookupMergeFunction`).
+            if !(is_retract(kind) && (self.cfg.ignore_delete || self.drop_delete)) {
+                out.push(Merged::Row(src));
+            }
+            return Ok(());
+        }
+        let groups = &self.cfg.sequence_groups;
+        let mut row: Vec<Option<Datum>> = vec![None; self.value_types.len()];
+        let (mut filled, mut inserted, mut removed, mut base) = (false, false, false, None);
+        for &(src, _, kind) in &self.group {
+            let incoming = (0..row.len()).map(|i| self.value(src, i)).collect::<Result<Vec<_>>>()?;
+            removed = false;
+            if is_retract(kind) {
+                if self.cfg.ignore_delete {
+                    continue;
+                }
+                if !filled {
+                    row.clone_from(&incoming);
+                    filled = true;
+                }
+                base = Some(src);
+                removed = groups.retract(&mut row, &incoming, kind == RowKind::Delete.to_byte());
+                continue;
+            }
+            base = Some(src);
+            groups.add(&mut row, &incoming);
+            (filled, inserted) = (true, true);
+        }
+        let Some(base) = base else { return Ok(()) };
+        let kind = if removed || !inserted { RowKind::Delete } else { RowKind::Insert };
+        if kind == RowKind::Delete && self.drop_delete {
+            return Ok(());
+        }
+        out.push(Merged::Computed { base, kind: kind.to_byte(), values: row });
+        Ok(())
     }
 
     /// Folds `self.group` into `state`, as partial-update and aggregation both do: retractions are skipped

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use strata_spec::{CoreOptions, DataField, Datum, Error, MergeEngine, Result, TableSchema};
 
 use crate::kv::RowKind;
+use crate::sequence_group::SequenceGroups;
 
 /// An aggregate function of the aggregation engine (`fields.<f>.aggregate-function`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +67,8 @@ pub struct MergeConfig {
     pub aggregators: Vec<AggFunction>,
     /// Aggregation: `fields.<f>.ignore-retract` per value column.
     pub ignore_retract: Vec<bool>,
+    /// Partial-update: the sequence groups (`fields.<s>.sequence-group`).
+    pub sequence_groups: SequenceGroups,
     /// The table compacts with lookups (deletion vectors, `changelog-producer = lookup`, `force-lookup`;
     /// not first-row): every lookup compaction merged a key's older copies into its record at the
     /// shallowest level >= 1, so only that record and level-0 records are merged; deeper copies are stale
@@ -92,8 +95,21 @@ impl MergeConfig {
             })
             .collect::<Result<Vec<_>>>()?;
         let map: &BTreeMap<String, String> = options.as_map();
-        if engine == MergeEngine::PartialUpdate && map.keys().any(|k| k.ends_with(".sequence-group")) {
-            return Err(Error::unsupported("partial-update sequence groups"));
+        let sequence_groups = match engine {
+            MergeEngine::PartialUpdate => {
+                let names: Vec<String> = fields.iter().map(|f| f.name.clone()).collect();
+                SequenceGroups::from_options(map, &names)?
+            }
+            _ => SequenceGroups::default(),
+        };
+        if engine == MergeEngine::PartialUpdate
+            && map.keys().any(|k| k.ends_with(".aggregate-function") && k.starts_with("fields."))
+        {
+            // Paimon takes them only on columns of sequence groups, and Strata's partial update does not fold
+            // them yet: merging as if they were not there would give other values than Paimon.
+            return Err(Error::unsupported(
+                "aggregate functions in a partial-update table (fields.<column>.aggregate-function)",
+            ));
         }
         let default_agg = map.get("fields.default-aggregate-function").map(|s| AggFunction::parse(s)).transpose()?;
         let mut aggregators = Vec::with_capacity(fields.len());
@@ -122,6 +138,7 @@ impl MergeConfig {
             remove_record_on_delete: map.get(remove_key).is_some_and(|v| v == "true"),
             aggregators,
             ignore_retract,
+            sequence_groups,
             lookup_levels: engine != MergeEngine::FirstRow
                 && (options.deletion_vectors_enabled()?
                     || options.changelog_producer()? == strata_spec::ChangelogProducer::Lookup
@@ -138,6 +155,7 @@ impl MergeConfig {
             remove_record_on_delete: false,
             aggregators: vec![AggFunction::LastNonNullValue; value_arity],
             ignore_retract: vec![false; value_arity],
+            sequence_groups: SequenceGroups::default(),
             lookup_levels: false,
         }
     }

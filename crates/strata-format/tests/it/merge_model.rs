@@ -261,3 +261,29 @@ fn lookup_tables_merge_only_the_shallowest_high_level_record() {
     assert_eq!(run(true), vec![(1, 105), (2, 40)]);
     assert_eq!(run(false), vec![(1, 195), (2, 70)]);
 }
+
+/// Partial-update with a sequence group (`fields.v.sequence-group = s`): an older `v` changes nothing, a
+/// newer retraction clears the group, a key that received only a retraction is gone, a lone record is handed
+/// on as written (merging on read), and records without a sequence leave the group empty.
+#[test]
+fn partial_update_sequence_groups_merge_as_paimons() {
+    let rec = |key, seq, kind, v: Option<i64>, s: Option<&str>| Rec { key, seq, kind, v, s: s.map(str::to_string) };
+    let runs = vec![vec![
+        rec(1, 1, 0, Some(5), Some("a")),
+        rec(1, 2, 0, Some(3), Some("b")),
+        rec(1, 3, 1, Some(6), None),
+        rec(2, 4, 0, None, Some("x")),
+        rec(3, 5, 3, Some(1), Some("gone")),
+        rec(4, 6, 0, None, Some("q")),
+        rec(4, 7, 0, None, Some("r")),
+    ]];
+    let options = [("fields.v.sequence-group".to_string(), "s".to_string())].into_iter().collect();
+    let names: Vec<String> = ["id", "v", "s"].iter().map(|n| n.to_string()).collect();
+    let cfg = MergeConfig {
+        engine: MergeEngine::PartialUpdate,
+        sequence_groups: strata_format::SequenceGroups::from_options(&options, &names).unwrap(),
+        ..MergeConfig::deduplicate(3)
+    };
+    let want = vec![(1, Some(6), None), (2, None, Some("x".to_string())), (4, None, None)];
+    assert_eq!(merged(&runs, 2, 4, cfg).unwrap(), want);
+}
