@@ -20,6 +20,8 @@ enum Engine {
     PartialUpdate,
     /// Partial-update where `v` orders `name` (`fields.v.sequence-group = name`).
     SequenceGroup,
+    /// The same group, `name` folded with `max` (records of any order fold in).
+    GroupMax,
     Sum,
     FirstRow,
 }
@@ -29,6 +31,11 @@ impl Engine {
         match self {
             Engine::PartialUpdate => json!({"merge-engine": "partial-update"}),
             Engine::SequenceGroup => json!({"merge-engine": "partial-update", "fields.v.sequence-group": "name"}),
+            Engine::GroupMax => json!({
+                "merge-engine": "partial-update",
+                "fields.v.sequence-group": "name",
+                "fields.name.aggregate-function": "max",
+            }),
             Engine::Sum => json!({
                 "merge-engine": "aggregation",
                 "fields.v.aggregate-function": "sum",
@@ -40,6 +47,15 @@ impl Engine {
 
     /// The model after a row (name, v) for `id` is written.
     fn apply(self, model: &mut Model, history: &mut History, id: i64, (name, v): Values) {
+        if let Engine::GroupMax = self {
+            // v is the largest sequence seen, name the largest name of the rows with a sequence.
+            let old = model.entry(id).or_insert((None, None));
+            if let Some(v) = v {
+                old.1 = Some(old.1.map_or(v, |o| o.max(v)));
+                old.0 = old.0.take().max(name);
+            }
+            return;
+        }
         if let Engine::SequenceGroup = self {
             // A key's rows fold from nothing, the group taking a row's values (a NULL name too) when its v is
             // at least the key's.
@@ -73,7 +89,7 @@ impl Engine {
                     (a, b) => a.or(b),
                 };
             }
-            (Engine::FirstRow | Engine::SequenceGroup, Some(_)) => {}
+            (Engine::FirstRow | Engine::SequenceGroup | Engine::GroupMax, Some(_)) => {}
         }
     }
 }
@@ -98,7 +114,7 @@ fn random_rows(
             let name = rng.random_bool(0.8).then(|| format!("r{round}-{}", rng.random_range(0..100)));
             // A sequence group's sequence is never NULL here: what Paimon makes of a lone row without one
             // depends on whether a compaction rewrote or only moved its file (the merge tests cover it).
-            let v = (rng.random_bool(0.8) || matches!(engine, Engine::SequenceGroup))
+            let v = (rng.random_bool(0.8) || matches!(engine, Engine::SequenceGroup | Engine::GroupMax))
                 .then(|| rng.random_range(-1000..1000));
             engine.apply(&mut model.0, &mut model.1, id, (name.clone(), v));
             (id, (name, v))
@@ -166,6 +182,12 @@ fn partial_update_tables_pass_between_java_and_strata() {
 fn sequence_group_tables_pass_between_java_and_strata() {
     rounds(Engine::SequenceGroup, true, 16);
     rounds(Engine::SequenceGroup, false, 17);
+}
+
+#[test]
+fn sequence_groups_with_an_aggregate_pass_between_java_and_strata() {
+    rounds(Engine::GroupMax, true, 18);
+    rounds(Engine::GroupMax, false, 19);
 }
 
 #[test]

@@ -14,6 +14,7 @@ use strata_spec::{DataType, Datum, Error, MergeEngine, Result};
 use crate::arrow_types::{array_of, datum_at};
 use crate::kv::{KeyValueLayout, RowKind};
 use crate::merge_function::{is_retract, AggFunction, AggState, MergeConfig};
+use crate::sequence_group::{GroupRow, SequenceGroups};
 
 /// What a lookup below the output level found for a key.
 pub struct LookupResult {
@@ -572,25 +573,26 @@ impl MergeIterator {
             return Ok(());
         }
         let groups = &self.cfg.sequence_groups;
-        let mut row: Vec<Option<Datum>> = vec![None; self.value_types.len()];
+        let names: Vec<String> = self.layout.value_fields.iter().map(|f| f.name.clone()).collect();
+        let mut row = GroupRow::new(self.value_types.len());
         let (mut filled, mut inserted, mut removed, mut base) = (false, false, false, None);
         for &(src, _, kind) in &self.group {
-            let incoming = (0..row.len()).map(|i| self.value(src, i)).collect::<Result<Vec<_>>>()?;
+            let incoming = (0..names.len()).map(|i| self.value(src, i)).collect::<Result<Vec<_>>>()?;
             removed = false;
             if is_retract(kind) {
                 if self.cfg.ignore_delete {
                     continue;
                 }
                 if !filled {
-                    row.clone_from(&incoming);
+                    row = SequenceGroups::start_from(&incoming);
                     filled = true;
                 }
                 base = Some(src);
-                removed = groups.retract(&mut row, &incoming, kind == RowKind::Delete.to_byte());
+                removed = groups.retract(&mut row, &incoming, kind == RowKind::Delete.to_byte(), &names)?;
                 continue;
             }
             base = Some(src);
-            groups.add(&mut row, &incoming);
+            groups.add(&mut row, &incoming)?;
             (filled, inserted) = (true, true);
         }
         let Some(base) = base else { return Ok(()) };
@@ -598,7 +600,7 @@ impl MergeIterator {
         if kind == RowKind::Delete && self.drop_delete {
             return Ok(());
         }
-        out.push(Merged::Computed { base, kind: kind.to_byte(), values: row });
+        out.push(Merged::Computed { base, kind: kind.to_byte(), values: row.values });
         Ok(())
     }
 

@@ -35,7 +35,7 @@ pub enum AggFunction {
 }
 
 impl AggFunction {
-    fn parse(s: &str) -> Result<Self> {
+    pub(crate) fn parse(s: &str) -> Result<Self> {
         Ok(match s.trim().to_ascii_lowercase().as_str() {
             "sum" => AggFunction::Sum,
             "min" => AggFunction::Min,
@@ -98,19 +98,10 @@ impl MergeConfig {
         let sequence_groups = match engine {
             MergeEngine::PartialUpdate => {
                 let names: Vec<String> = fields.iter().map(|f| f.name.clone()).collect();
-                SequenceGroups::from_options(map, &names)?
+                SequenceGroups::from_options(map, &names, &schema.primary_keys)?
             }
             _ => SequenceGroups::default(),
         };
-        if engine == MergeEngine::PartialUpdate
-            && map.keys().any(|k| k.ends_with(".aggregate-function") && k.starts_with("fields."))
-        {
-            // Paimon takes them only on columns of sequence groups, and Strata's partial update does not fold
-            // them yet: merging as if they were not there would give other values than Paimon.
-            return Err(Error::unsupported(
-                "aggregate functions in a partial-update table (fields.<column>.aggregate-function)",
-            ));
-        }
         let default_agg = map.get("fields.default-aggregate-function").map(|s| AggFunction::parse(s)).transpose()?;
         let mut aggregators = Vec::with_capacity(fields.len());
         let mut ignore_retract = Vec::with_capacity(fields.len());
@@ -184,6 +175,11 @@ pub(crate) struct AggState {
 }
 
 impl AggState {
+    /// A state holding `value`; `seen` says whether a first value counts as taken.
+    pub(crate) fn holding(value: Option<Datum>, seen: bool) -> Self {
+        AggState { value, seen }
+    }
+
     /// Clears the state (a record was removed on delete).
     pub(crate) fn reset(&mut self) {
         *self = AggState::default();

@@ -281,7 +281,7 @@ fn partial_update_sequence_groups_merge_as_paimons() {
     let names: Vec<String> = ["id", "v", "s"].iter().map(|n| n.to_string()).collect();
     let cfg = MergeConfig {
         engine: MergeEngine::PartialUpdate,
-        sequence_groups: strata_format::SequenceGroups::from_options(&options, &names).unwrap(),
+        sequence_groups: strata_format::SequenceGroups::from_options(&options, &names, &["id".to_string()]).unwrap(),
         ..MergeConfig::deduplicate(3)
     };
     let want = vec![(1, Some(6), None), (2, None, Some("x".to_string())), (4, None, None)];
