@@ -9,6 +9,7 @@ mod append_compaction;
 mod append_deletes;
 mod append_tables;
 mod append_writes;
+mod branches;
 mod bucket_compat;
 mod cli_input;
 mod cli_input_roundtrip;

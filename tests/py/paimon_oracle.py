@@ -578,6 +578,34 @@ def cmd_row_ids(spec):
     return {'ok': True}
 
 
+def cmd_branch_setup(spec):
+    """A primary-key table `db.t` with rows 1-3 tagged `t1`, a branch `dev` from the tag, and rows 2 and 4
+    written on the branch."""
+    from pypaimon import Schema
+    cat = _catalog(spec['warehouse'])
+    cat.create_database('db', True)
+    schema = Schema.from_pyarrow_schema(pa.schema([('id', pa.int64()), ('v', pa.string())]), primary_keys=['id'],
+                                        options={'bucket': '1'})
+    cat.create_table('db.t', schema, False)
+    _write_commit(cat.get_table('db.t'), {'id': [1, 2, 3], 'v': ['a', 'b', 'c']},
+                  pa.schema([('id', pa.int64()), ('v', pa.string())]))
+    cat.get_table('db.t').create_tag('t1')
+    cat.create_branch('db.t', 'dev', 't1')
+    _write_commit(cat.get_table('db.t$branch_dev'), {'id': [2, 4], 'v': ['B', 'D']},
+                  pa.schema([('id', pa.int64()), ('v', pa.string())]))
+    return {'ok': True}
+
+
+def cmd_branch_read(spec):
+    """Every row of `db.t` and of its branch `dev`."""
+    cat = _catalog(spec['warehouse'])
+    out = {}
+    for name, ident in (('main', 'db.t'), ('dev', 'db.t$branch_dev')):
+        rb = cat.get_table(ident).new_read_builder()
+        out[name] = _arrow_rows(rb.new_read().to_arrow(rb.new_scan().plan().splits()))
+    return out
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == 'write':
@@ -618,6 +646,10 @@ def main():
         res = cmd_tags(json.loads(sys.argv[2]))
     elif cmd == 'read_options':
         res = cmd_read_options(json.loads(sys.argv[2]))
+    elif cmd == 'branch_setup':
+        res = cmd_branch_setup(json.loads(sys.argv[2]))
+    elif cmd == 'branch_read':
+        res = cmd_branch_read(json.loads(sys.argv[2]))
     elif cmd == 'row_ids':
         res = cmd_row_ids(json.loads(sys.argv[2]))
     elif cmd == 'evolve':

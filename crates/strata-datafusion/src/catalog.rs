@@ -76,6 +76,10 @@ impl StrataSchema {
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
         };
+        let table = match &parsed.branch {
+            None => table,
+            Some(branch) => strata_table::Table::open_branch(table.io().clone(), table.path(), branch)?,
+        };
         let display = format!("{}.{}", self.database, name);
         Ok(Some(match parsed.system {
             None => Arc::new(StrataTable::open(&display, &table, &parsed.travel)?),

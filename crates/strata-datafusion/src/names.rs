@@ -1,4 +1,5 @@
-//! Table names with suffixes: `t$snapshots` (a system table, Paimon's names) and `t$snapshot=3`,
+//! Table names with suffixes: `t$branch_dev` (a branch, first), `t$snapshots` (a system table, Paimon's names)
+//! and `t$snapshot=3`,
 //! `t$tag=first`, `t$timestamp=2024-05-01T12:00:00`, `t$version=v` (time travel, as the `scan.*` options
 //! would choose it). Suffixes combine: `t$files$snapshot=3` lists the files of snapshot 3. Names with `=`
 //! need quotes in SQL (`db."t$snapshot=3"`); `FOR SYSTEM_TIME AS OF` and `VERSION AS OF` are rewritten into
@@ -19,16 +20,24 @@ pub(crate) struct TableName {
     pub(crate) system: Option<SystemTable>,
     /// Time-travel options (Paimon's `scan.*` keys).
     pub(crate) travel: BTreeMap<String, String>,
+    /// A branch (`t$branch_dev`), Paimon's name for it.
+    pub(crate) branch: Option<String>,
 }
 
 /// Parses `name` (the last part of a table reference).
 pub(crate) fn parse_table_name(name: &str) -> Result<TableName> {
     let mut parts = name.split('$');
     let table = parts.next().unwrap_or_default().to_string();
-    let mut out = TableName { table, system: None, travel: BTreeMap::new() };
+    let mut out = TableName { table, system: None, travel: BTreeMap::new(), branch: None };
     for part in parts {
         let bad = |why: &str| Error::invalid(format!("table name '{name}'"), format!("'${part}': {why}"));
         match part.split_once('=') {
+            None if part.starts_with("branch_") => {
+                if out.branch.is_some() || out.system.is_some() || !out.travel.is_empty() {
+                    return Err(bad("the branch comes right after the table"));
+                }
+                out.branch = Some(part["branch_".len()..].to_string());
+            }
             None => {
                 let system = SystemTable::from_name(part)
                     .ok_or_else(|| bad("not a system table (snapshots, schemas, options, files)"))?;
@@ -84,6 +93,10 @@ mod tests {
         assert_eq!(t.travel["scan.tag-name"], "first");
         let t = parse_table_name("t$timestamp=2023-11-14T22:13:20.123Z").unwrap();
         assert_eq!(t.travel["scan.timestamp-millis"], "1700000000123");
+        let t = parse_table_name("t$branch_dev$snapshots").unwrap();
+        assert_eq!((t.branch.as_deref(), t.system), (Some("dev"), Some(SystemTable::Snapshots)));
+        assert!(parse_table_name("t$snapshots$branch_dev").is_err(), "the branch comes first");
+        assert!(parse_table_name("t$branch_a$branch_b").is_err());
     }
 
     #[test]

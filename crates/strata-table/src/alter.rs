@@ -145,7 +145,7 @@ impl Table {
             }
             Err(e) => return Err(e),
         }
-        Table::open(self.io().clone(), self.path())
+        self.reopen()
     }
 
     /// Changes table options (a new schema version; none when nothing changes, and the table is returned

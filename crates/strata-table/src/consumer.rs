@@ -113,7 +113,7 @@ impl ConsumerManager {
 
     /// The consumers of `table`.
     pub fn of(table: &Table) -> Self {
-        Self::new(table.io().clone(), table.path())
+        Self::new(table.io().clone(), &table.metadata_root())
     }
 
     /// `<table>/consumer`

@@ -71,6 +71,9 @@ pub struct Table {
     /// How long a compaction by another engine keeps this handle's commits from compacting its buckets, when
     /// set on the handle (else the table option, read when a commit is made: a bad value never stops reads).
     foreign_compaction_window: Option<std::time::Duration>,
+    /// The branch this handle reads and writes (`None`: main). A branch has snapshots, schemas, tags and
+    /// consumers of its own under `branch/branch-<name>/`; manifests, index and data files are the table's.
+    branch: Option<String>,
 }
 
 impl Table {
@@ -135,11 +138,29 @@ impl Table {
 
     /// Opens the table at `path` with its newest schema.
     pub fn open(io: Arc<dyn FileIO>, path: &str) -> Result<Table> {
+        Self::open_at(io, path, None)
+    }
+
+    /// Opens branch `branch` of the table at `path` (Paimon's `branch/branch-<name>/`; "main" is the table
+    /// itself), with the branch's newest schema.
+    pub fn open_branch(io: Arc<dyn FileIO>, path: &str, branch: &str) -> Result<Table> {
+        if branch.eq_ignore_ascii_case(MAIN_BRANCH) {
+            return Self::open(io, path);
+        }
+        if branch.is_empty() || branch.chars().any(|c| matches!(c, '/' | '\\' | '$')) || branch.starts_with('.') {
+            return Err(Error::invalid(format!("branch '{branch}'"), "not a branch name"));
+        }
+        Self::open_at(io, path, Some(branch.to_string()))
+    }
+
+    fn open_at(io: Arc<dyn FileIO>, path: &str, branch: Option<String>) -> Result<Table> {
         let path = path.trim_end_matches('/').to_string();
-        let schemas = SchemaManager::new(io.clone(), &path);
-        let schema = schemas
-            .latest()?
-            .ok_or_else(|| Error::NotFound { path: format!("{path} (no table: schema/schema-N missing)") })?;
+        let root = branch_root(&path, branch.as_deref());
+        let schemas = SchemaManager::new(io.clone(), &root);
+        let schema = schemas.latest()?.ok_or_else(|| match &branch {
+            None => Error::NotFound { path: format!("{path} (no table: schema/schema-N missing)") },
+            Some(b) => Error::NotFound { path: format!("{path}: branch '{b}' (no {root}/schema/schema-N)") },
+        })?;
         schema.validate().map_err(|e| e.in_file(&schemas.schema_path(schema.id)))?;
         Ok(Table {
             files_cache: Arc::new(parking_lot::Mutex::new(None)),
@@ -148,14 +169,30 @@ impl Table {
             dv_checked: Arc::new(parking_lot::Mutex::new(None)),
             foreign_compaction_window: None,
             external_roots: Arc::new(std::sync::OnceLock::new()),
-            snapshots: SnapshotManager::new(io.clone(), &path),
+            snapshots: SnapshotManager::new(io.clone(), &root),
             paths: Arc::new(PathFactory::new(&path)),
             history: Arc::new(SchemaHistoryCache::new(schemas.clone())),
             io,
             path,
             schema,
             schemas,
+            branch,
         })
+    }
+
+    /// The branch this handle reads and writes, `None` for main.
+    pub fn branch(&self) -> Option<&str> {
+        self.branch.as_deref()
+    }
+
+    /// Where the handle's snapshots, schemas, tags and consumers are: the table directory, or the branch's.
+    pub fn metadata_root(&self) -> String {
+        branch_root(&self.path, self.branch.as_deref())
+    }
+
+    /// The table opened again (its newest schema), on the same branch.
+    pub fn reopen(&self) -> Result<Table> {
+        Self::open_at(self.io.clone(), &self.path, self.branch.clone())
     }
 
     /// The key-value layout of this table's files under its schema, reading files written under older
@@ -687,5 +724,16 @@ impl Table {
             return Ok(false);
         }
         Ok(self.deletion_files(snapshot)?.is_empty())
+    }
+}
+
+/// The name Paimon gives the table's own branch.
+pub(crate) const MAIN_BRANCH: &str = "main";
+
+/// The metadata directory of `branch` of the table at `path`.
+fn branch_root(path: &str, branch: Option<&str>) -> String {
+    match branch {
+        None => path.to_string(),
+        Some(b) => strata_io::join(path, &format!("branch/branch-{b}")),
     }
 }

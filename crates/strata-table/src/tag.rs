@@ -273,7 +273,7 @@ impl TagManager {
 impl Table {
     /// The table's tags.
     pub fn tag_manager(&self) -> TagManager {
-        TagManager::new(self.io().clone(), self.path())
+        TagManager::new(self.io().clone(), &self.metadata_root())
     }
 }
 

@@ -252,7 +252,7 @@ impl TableQuery {
         }
         if latest.schema_id != st.view.schema_id {
             let table = &st.view.table;
-            let reopened = Table::open(table.io().clone(), table.path())?;
+            let reopened = table.reopen()?;
             let view = View::new(reopened)?;
             let stats_before = st.cache.stats();
             st.cache = LookupFileCache::new(view.cache.clone(), self.scratch.clone());
