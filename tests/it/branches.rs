@@ -69,3 +69,57 @@ fn branches_pass_between_pypaimon_and_strata() {
         assert!(code != 0 && err.contains("branch"), "{args:?}: {err}");
     }
 }
+
+/// `strata branch create` (from a tag, and empty), `list` and `delete`: pypaimon reads what Strata writes on
+/// the branches it creates, names Paimon refuses are refused, and once the last branch is gone the table may
+/// be expired and cleaned again.
+#[test]
+fn strata_creates_lists_and_deletes_branches_pypaimon_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let warehouse = dir.path().to_str().unwrap();
+    let table = dir.path().join("db.db").join("t").to_str().unwrap().to_string();
+    let ok = |args: &[&str]| {
+        let (code, out, err) = strata(args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        out
+    };
+    ok(&["create", &table, "--schema", "id BIGINT NOT NULL, v STRING", "--primary-key", "id"]);
+    ok(&["sql", "--warehouse", warehouse, "INSERT INTO db.t VALUES (1, 'a'), (2, 'b')"]);
+    ok(&["tag", "create", &table, "first"]);
+    ok(&["sql", "--warehouse", warehouse, "INSERT INTO db.t VALUES (3, 'c')"]);
+    ok(&["branch", "create", &table, "dev", "--tag", "first"]);
+    ok(&["branch", "create", &table, "empty"]);
+    // A create that stopped after copying the tag runs again.
+    let half = std::path::Path::new(&table).join("branch").join("branch-retry").join("tag");
+    std::fs::create_dir_all(&half).unwrap();
+    std::fs::copy(std::path::Path::new(&table).join("tag").join("tag-first"), half.join("tag-first")).unwrap();
+    ok(&["branch", "create", &table, "retry", "--tag", "first"]);
+    ok(&["branch", "delete", &table, "retry"]);
+    let listed: Value = serde_json::from_str(ok(&["branch", "list", &table, "--json"]).trim()).unwrap();
+    assert_eq!(listed, json!(["dev", "empty"]));
+    for name in ["main", "123", "dev", "a/b", ".x"] {
+        let (code, _, err) = strata(&["branch", "create", &table, name]);
+        assert!(code != 0, "branch {name:?} was created: {err}");
+    }
+    assert_eq!(sql_rows(warehouse, "SELECT * FROM db.\"t$branch_dev\""), rows(&[(1, "a"), (2, "b")]));
+    assert_eq!(sql_rows(warehouse, "SELECT * FROM db.\"t$branch_empty\""), Vec::<Value>::new());
+    ok(&["sql", "--warehouse", warehouse, "INSERT INTO db.\"t$branch_dev\" VALUES (2, 'B')"]);
+    ok(&["sql", "--warehouse", warehouse, "INSERT INTO db.\"t$branch_empty\" VALUES (4, 'd')"]);
+    let spec = json!({"warehouse": warehouse, "tables": ["db.t", "db.t$branch_dev", "db.t$branch_empty"]});
+    let theirs = oracle(&["branch_read", &spec.to_string()]);
+    let read = |name: &str| sorted(theirs[name].as_array().unwrap().clone());
+    assert_eq!(read("db.t"), rows(&[(1, "a"), (2, "b"), (3, "c")]));
+    assert_eq!(read("db.t$branch_dev"), rows(&[(1, "a"), (2, "B")]));
+    assert_eq!(read("db.t$branch_empty"), rows(&[(4, "d")]));
+
+    let (code, _, err) = strata(&["expire", &table, "--retain-max", "1"]);
+    assert!(code != 0 && err.contains("branch"), "{err}");
+    ok(&["branch", "delete", &table, "dev"]);
+    ok(&["branch", "delete", &table, "empty"]);
+    let (code, _, _) = strata(&["branch", "delete", &table, "dev"]);
+    assert!(code != 0, "a deleted branch is gone");
+    assert!(ok(&["branch", "list", &table]).contains("no branches"));
+    ok(&["expire", &table, "--retain-max", "1"]);
+    ok(&["clean", &table, "--older-than", "1d"]);
+    assert_eq!(sql_rows(warehouse, "SELECT * FROM db.t"), rows(&[(1, "a"), (2, "b"), (3, "c")]));
+}

@@ -597,10 +597,12 @@ def cmd_branch_setup(spec):
 
 
 def cmd_branch_read(spec):
-    """Every row of `db.t` and of its branch `dev`."""
+    """Every row of each of `tables` (default: `db.t` as 'main' and its branch `dev` as 'dev')."""
     cat = _catalog(spec['warehouse'])
+    names = spec.get('tables')
+    pairs = [(n, n) for n in names] if names else [('main', 'db.t'), ('dev', 'db.t$branch_dev')]
     out = {}
-    for name, ident in (('main', 'db.t'), ('dev', 'db.t$branch_dev')):
+    for name, ident in pairs:
         rb = cat.get_table(ident).new_read_builder()
         out[name] = _arrow_rows(rb.new_read().to_arrow(rb.new_scan().plan().splits()))
     return out

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 mod alter;
 mod bench;
+mod branches;
 mod changes;
 mod demo;
 mod get;
@@ -317,6 +318,12 @@ enum Command {
         #[command(subcommand)]
         command: tags::TagCommand,
     },
+    /// Create, list and delete branches (Paimon's `branch/branch-<name>/`; read and write one in `strata sql`
+    /// as db."t$branch_<name>").
+    Branch {
+        #[command(subcommand)]
+        command: branches::BranchCommand,
+    },
     /// Roll the table back to a snapshot or a tag: newer snapshots and tags are removed, with the files only
     /// they referenced. Stop every writer of the table first.
     Rollback(tags::RollbackArgs),
@@ -454,6 +461,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             scan(&table_dir, snapshot, (tag, timestamp), columns, format, merge, &changes)?
         }
         Command::Tag { command } => tags::run_tag(command)?,
+        Command::Branch { command } => branches::run_branch(command)?,
         Command::Rollback(args) => tags::run_rollback(args)?,
         Command::Inspect { table_dir, snapshot, json } => {
             let table = Table::open(io(), &location(&table_dir)?)?;

@@ -3,6 +3,7 @@
 
 mod alter;
 mod batch_commit;
+mod branch;
 mod bucket_mode;
 mod catalog;
 mod commit;
@@ -48,6 +49,7 @@ pub use table::{DeletionFile, OptionPolicy, Table};
 
 // Writing: table writers, the commit messages they hand over, and the atomic commit.
 pub use batch_commit::{commit_batch, BatchSnapshots};
+pub use branch::{create_branch, delete_branch, list_branches};
 pub use commit::{now_millis, CommitOutcome, Committable, FileStoreCommit, Landed, RetryPolicy};
 pub use strata_spec::{AbsorbedFiles, CommitMessage};
 pub use table_writer::{compaction_increments, uncommitted_messages, TableWriter};

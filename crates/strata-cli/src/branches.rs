@@ -1,0 +1,69 @@
+//! `strata branch create|list|delete` (Paimon's branch procedures). A branch is read and written as
+//! `db."t$branch_<name>"` in `strata sql`.
+
+use clap::Subcommand;
+use serde_json::json;
+use strata_spec::Error;
+use strata_table::{create_branch, delete_branch, list_branches, Table};
+
+use super::{io, location, report};
+
+/// `strata branch ...`
+#[derive(Subcommand, Debug)]
+pub(crate) enum BranchCommand {
+    /// Create a branch: from a tag (the tag, its snapshot and schemas), or else empty with the table's schema.
+    Create {
+        /// The table directory.
+        table_dir: String,
+        /// The branch's name.
+        name: String,
+        /// Start from this tag's snapshot.
+        #[arg(long)]
+        tag: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the branches.
+    List {
+        /// The table directory.
+        table_dir: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a branch with its snapshots, schemas and tags (files only it referenced go at orphan cleanup).
+    Delete {
+        /// The table directory.
+        table_dir: String,
+        /// The branch's name.
+        name: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs `strata branch ...`.
+pub(crate) fn run_branch(command: BranchCommand) -> Result<(), Error> {
+    match command {
+        BranchCommand::Create { table_dir, name, tag, json } => {
+            let table = Table::open(io(), &location(&table_dir)?)?;
+            create_branch(&table, &name, tag.as_deref())?;
+            let from = tag.as_ref().map(|t| format!(" from tag {t}")).unwrap_or_default();
+            report(json, &json!({"branch": name, "tag": tag}), &format!("created branch {name}{from}"));
+        }
+        BranchCommand::List { table_dir, json } => {
+            let table = Table::open(io(), &location(&table_dir)?)?;
+            let branches = list_branches(&table)?;
+            let text = if branches.is_empty() { "no branches".to_string() } else { branches.join("\n") };
+            report(json, &json!(branches), &text);
+        }
+        BranchCommand::Delete { table_dir, name, json } => {
+            let table = Table::open(io(), &location(&table_dir)?)?;
+            delete_branch(&table, &name)?;
+            report(json, &json!({"deleted": name}), &format!("deleted branch {name}"));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,112 @@
+//! Creating, listing and deleting branches (Paimon's `FileSystemBranchManager`): a branch is
+//! `branch/branch-<name>/` with schemas, snapshots and tags of its own (`Table::open_branch` reads and writes
+//! it). A new branch starts from a tag (its tag, snapshot and schemas copied in) or, without one, empty with
+//! the table's schemas, as Paimon's do.
+
+use strata_io::join;
+use strata_spec::{Error, ErrorKind, Result};
+
+use crate::table::{Table, MAIN_BRANCH};
+
+/// Where branches live, under the table directory.
+const BRANCH_DIR: &str = "branch";
+/// A branch's directory name prefix.
+const BRANCH_PREFIX: &str = "branch-";
+
+/// Refuses names Paimon refuses (the main branch, blank, all digits) and names that are not one plain path
+/// part.
+pub(crate) fn check_branch_name(name: &str) -> Result<()> {
+    let bad = |why: &str| Err(Error::invalid(format!("branch name '{}'", name.escape_debug()), why.to_string()));
+    if name.eq_ignore_ascii_case(MAIN_BRANCH) {
+        return bad("it is the main branch's");
+    }
+    if name.trim().is_empty() {
+        return bad("it is blank");
+    }
+    if name.chars().all(|c| c.is_ascii_digit()) {
+        return bad("a branch name cannot be all digits");
+    }
+    if name.starts_with('.') || name.chars().any(|c| matches!(c, '/' | '\\' | '$') || c.is_control()) {
+        return bad("it must be one plain path part (no '/', '\\', '$', leading '.')");
+    }
+    Ok(())
+}
+
+fn branch_dir(table: &Table, name: &str) -> String {
+    join(&join(table.path(), BRANCH_DIR), &format!("{BRANCH_PREFIX}{name}"))
+}
+
+/// The table's branches, by name (directories holding a schema).
+pub fn list_branches(table: &Table) -> Result<Vec<String>> {
+    let dir = join(table.path(), BRANCH_DIR);
+    let mut out = Vec::new();
+    for e in table.io().list(&dir)? {
+        let Some(name) = e.name().strip_prefix(BRANCH_PREFIX) else { continue };
+        if e.is_dir && !table.io().list(&join(&e.path, "schema"))?.is_empty() {
+            out.push(name.to_string());
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Creates branch `name` of `table` (opened on main): from tag `from_tag` (the tag, its snapshot and the
+/// schemas up to the snapshot's), or else empty with the table's schemas. Fails with `AlreadyExists` if the
+/// branch exists; a file already there is never overwritten (one with the same bytes, left by a create that
+/// stopped half-way, is taken as copied, so the create can be run again).
+pub fn create_branch(table: &Table, name: &str, from_tag: Option<&str>) -> Result<()> {
+    check_branch_name(name)?;
+    if let Some(b) = table.branch() {
+        return Err(Error::invalid(
+            format!("branch '{name}'"),
+            format!("create it from the table, not from branch '{b}'"),
+        ));
+    }
+    let dir = branch_dir(table, name);
+    let io = table.io();
+    if !io.list(&join(&dir, "schema"))?.is_empty() {
+        return Err(Error::AlreadyExists { path: dir });
+    }
+    let _span = tracing::info_span!("create_branch", name, from_tag).entered();
+    // A file already there with the same bytes is a create that stopped half-way, retried: fine. Any other
+    // is someone else's branch.
+    let put = |to: &str, bytes: &[u8]| -> Result<()> {
+        if io.create_if_absent(to, bytes)? || io.read(to)? == bytes {
+            return Ok(());
+        }
+        Err(Error::AlreadyExists { path: to.to_string() })
+    };
+    let copy = |from: &str, to: &str| -> Result<()> { put(to, &io.read(from)?) };
+    let schemas = table.schema_manager();
+    let last_schema = match from_tag {
+        None => table.schema().id,
+        Some(tag_name) => {
+            let tags = table.tag_manager();
+            let tag = tags.get_required(tag_name)?;
+            let branch_tags = crate::tag::TagManager::new(io.clone(), &dir);
+            copy(&tags.tag_path(tag_name)?, &branch_tags.tag_path(tag_name)?)?;
+            let to = crate::snapshot_manager::SnapshotManager::new(io.clone(), &dir).snapshot_path(tag.snapshot.id);
+            // The tag holds its snapshot: written from it when the table's file has expired.
+            match copy(&table.snapshot_manager().snapshot_path(tag.snapshot.id), &to) {
+                Err(e) if e.kind() == ErrorKind::NotFound => put(&to, tag.snapshot.to_json()?.as_bytes())?,
+                other => other?,
+            }
+            tag.snapshot.schema_id
+        }
+    };
+    let branch_schemas = crate::schema_manager::SchemaManager::new(io.clone(), &dir);
+    for id in schemas.list_ids()?.into_iter().filter(|&id| id <= last_schema) {
+        copy(&schemas.schema_path(id), &branch_schemas.schema_path(id))?;
+    }
+    Ok(())
+}
+
+/// Deletes branch `name` with its snapshots, schemas and tags. Data files only it referenced stay until
+/// orphan cleanup (Paimon's `dropBranch` does the same).
+pub fn delete_branch(table: &Table, name: &str) -> Result<()> {
+    check_branch_name(name)?;
+    if !list_branches(table)?.iter().any(|b| b == name) {
+        return Err(Error::NotFound { path: format!("{}: branch '{}'", table.path(), name.escape_debug()) });
+    }
+    table.io().delete_dir(&branch_dir(table, name))
+}
