@@ -123,3 +123,35 @@ fn strata_creates_lists_and_deletes_branches_pypaimon_reads() {
     ok(&["clean", &table, "--older-than", "1d"]);
     assert_eq!(sql_rows(warehouse, "SELECT * FROM db.t"), rows(&[(1, "a"), (2, "b"), (3, "c")]));
 }
+
+/// `strata branch fast-forward`: the table becomes the branch (its later write on main gone, the branch's
+/// rows and history in), pypaimon reads the same, and writes on the table go on from the branch's snapshots.
+#[test]
+fn fast_forward_makes_the_table_what_the_branch_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let warehouse = dir.path().to_str().unwrap();
+    oracle(&["branch_setup", &json!({"warehouse": warehouse}).to_string()]);
+    let table = dir.path().join("db.db").join("t").to_str().unwrap().to_string();
+    let ok = |args: &[&str]| {
+        let (code, out, err) = strata(args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        out
+    };
+    ok(&["sql", "--warehouse", warehouse, "INSERT INTO db.t VALUES (9, 'z')"]);
+    let (code, _, _) = strata(&["branch", "fast-forward", &table, "nope"]);
+    assert!(code != 0, "an unknown branch");
+    let report: Value = serde_json::from_str(ok(&["branch", "fast-forward", &table, "dev", "--json"]).trim()).unwrap();
+    assert_eq!(report["from_snapshot"], 1, "{report}");
+    assert_eq!(report["removed_snapshots"], json!([1, 2]), "{report}");
+    let dev = rows(&[(1, "a"), (2, "B"), (3, "c"), (4, "D")]);
+    assert_eq!(sql_rows(warehouse, "SELECT * FROM db.t"), dev);
+    let theirs = oracle(&["branch_read", &json!({"warehouse": warehouse}).to_string()]);
+    assert_eq!(sorted(theirs["main"].as_array().unwrap().clone()), dev, "pypaimon reads the fast-forwarded table");
+    ok(&["sql", "--warehouse", warehouse, "INSERT INTO db.t VALUES (5, 'e')"]);
+    let after = rows(&[(1, "a"), (2, "B"), (3, "c"), (4, "D"), (5, "e")]);
+    assert_eq!(sql_rows(warehouse, "SELECT * FROM db.t"), after);
+    let snapshots = sql_rows(warehouse, "SELECT snapshot_id AS id FROM db.\"t$snapshots\"");
+    assert_eq!(snapshots.len(), 3, "the branch's two snapshots, then the new write: {snapshots:?}");
+    let theirs = oracle(&["branch_read", &json!({"warehouse": warehouse}).to_string()]);
+    assert_eq!(sorted(theirs["main"].as_array().unwrap().clone()), after);
+}

@@ -1,10 +1,10 @@
-//! `strata branch create|list|delete` (Paimon's branch procedures). A branch is read and written as
+//! `strata branch create|list|fast-forward|delete` (Paimon's branch procedures). A branch is read and written as
 //! `db."t$branch_<name>"` in `strata sql`.
 
 use clap::Subcommand;
 use serde_json::json;
 use strata_spec::Error;
-use strata_table::{create_branch, delete_branch, list_branches, Table};
+use strata_table::{create_branch, delete_branch, fast_forward, list_branches, Table};
 
 use super::{io, location, report};
 
@@ -28,6 +28,17 @@ pub(crate) enum BranchCommand {
     List {
         /// The table directory.
         table_dir: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make the table what the branch is: the table's snapshots, schemas and tags from the branch's start on are
+    /// replaced by the branch's. Stop the table's writers first.
+    FastForward {
+        /// The table directory.
+        table_dir: String,
+        /// The branch's name.
+        name: String,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -58,6 +69,18 @@ pub(crate) fn run_branch(command: BranchCommand) -> Result<(), Error> {
             let branches = list_branches(&table)?;
             let text = if branches.is_empty() { "no branches".to_string() } else { branches.join("\n") };
             report(json, &json!(branches), &text);
+        }
+        BranchCommand::FastForward { table_dir, name, json } => {
+            let table = Table::open(io(), &location(&table_dir)?)?;
+            let f = fast_forward(&table, &name)?;
+            let value = serde_json::to_value(&f).map_err(|e| Error::invalid("report", e.to_string()))?;
+            let text = format!(
+                "fast-forwarded to branch {name} from snapshot {}: replaced {} snapshots and {} tags",
+                f.from_snapshot,
+                f.removed_snapshots.len(),
+                f.removed_tags.len()
+            );
+            report(json, &value, &text);
         }
         BranchCommand::Delete { table_dir, name, json } => {
             let table = Table::open(io(), &location(&table_dir)?)?;

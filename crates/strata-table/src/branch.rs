@@ -110,3 +110,63 @@ pub fn delete_branch(table: &Table, name: &str) -> Result<()> {
     }
     table.io().delete_dir(&branch_dir(table, name))
 }
+
+/// What a fast-forward replaced.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct FastForward {
+    /// The branch's earliest snapshot: the table's snapshots from it on are the branch's now.
+    pub from_snapshot: i64,
+    /// The table's snapshots removed (the branch's of the same ids replaced them).
+    pub removed_snapshots: Vec<i64>,
+    /// The table's tags removed.
+    pub removed_tags: Vec<String>,
+}
+
+/// Makes the table (main) what branch `name` is (Paimon's `fastForward`): main's snapshots from the branch's
+/// earliest one on, its schemas from that snapshot's schema on and its tags on those snapshots are removed,
+/// and the branch's snapshots, schemas and tags are copied in. Files only main's removed snapshots referenced
+/// are left to orphan cleanup. Stop the table's writers first: a commit racing this one would land on top.
+pub fn fast_forward(table: &Table, name: &str) -> Result<FastForward> {
+    check_branch_name(name)?;
+    if let Some(b) = table.branch() {
+        return Err(Error::invalid(format!("branch '{name}'"), format!("fast-forward the table, not branch '{b}'")));
+    }
+    let branch = Table::open_branch(table.io().clone(), table.path(), name)?;
+    let _span = tracing::info_span!("fast_forward", name).entered();
+    let from = branch.snapshot_manager().list_ids()?.into_iter().min().ok_or_else(|| {
+        Error::invalid(format!("branch '{name}'"), "it has no snapshot to fast-forward to".to_string())
+    })?;
+    let from_schema = branch.snapshot_manager().snapshot(from)?.schema_id;
+    let io = table.io();
+    let (snapshots, schemas, tags) = (table.snapshot_manager(), table.schema_manager(), table.tag_manager());
+    let mut out = FastForward { from_snapshot: from, ..Default::default() };
+    for id in snapshots.list_ids()?.into_iter().filter(|&id| id >= from) {
+        io.delete(&snapshots.snapshot_path(id))?;
+        out.removed_snapshots.push(id);
+    }
+    for id in schemas.list_ids()?.into_iter().filter(|&id| id >= from_schema) {
+        io.delete(&schemas.schema_path(id))?;
+    }
+    for tag in tags.list()?.into_iter().filter(|t| t.snapshot.id >= from) {
+        io.delete(&tags.tag_path(&tag.name)?)?;
+        out.removed_tags.push(tag.name);
+    }
+    // The hints name main's old snapshots; the branch's (copied below) name its own.
+    for hint in ["LATEST", "EARLIEST"] {
+        match io.delete(&join(snapshots.dir(), hint)) {
+            Err(e) if e.kind() != ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    let root = branch.metadata_root();
+    for (dir, to) in [
+        ("schema", join(table.path(), "schema")),
+        ("snapshot", snapshots.dir().to_string()),
+        ("tag", tags.dir().to_string()),
+    ] {
+        for f in io.list(&join(&root, dir))?.into_iter().filter(|f| !f.is_dir) {
+            io.write(&join(&to, f.name()), &io.read(&f.path)?)?;
+        }
+    }
+    Ok(out)
+}

@@ -49,7 +49,7 @@ pub use table::{DeletionFile, OptionPolicy, Table};
 
 // Writing: table writers, the commit messages they hand over, and the atomic commit.
 pub use batch_commit::{commit_batch, BatchSnapshots};
-pub use branch::{create_branch, delete_branch, list_branches};
+pub use branch::{create_branch, delete_branch, fast_forward, list_branches, FastForward};
 pub use commit::{now_millis, CommitOutcome, Committable, FileStoreCommit, Landed, RetryPolicy};
 pub use strata_spec::{AbsorbedFiles, CommitMessage};
 pub use table_writer::{compaction_increments, uncommitted_messages, TableWriter};
