@@ -62,8 +62,27 @@ fn branches_pass_between_pypaimon_and_strata() {
     assert_eq!(sorted(theirs["main"].as_array().unwrap().clone()), main, "main is as it was");
     assert_eq!(sql_rows(warehouse, "SELECT * FROM db.t"), main);
 
-    // Files are shared with the branch: expiring or cleaning the table is refused while it has branches.
+    // The CLI's --branch: write, scan and tag the branch; SQL names the branch in the table name instead.
     let table = path.to_str().unwrap();
+    let more = dir.path().join("more.jsonl");
+    std::fs::write(&more, "{\"id\":6,\"v\":\"F\"}\n").unwrap();
+    for args in [
+        vec!["--branch", "dev", "write", table, more.to_str().unwrap()],
+        vec!["tag", "create", table, "on-dev", "--branch", "dev"],
+    ] {
+        let (code, _, err) = strata(&args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+    }
+    let (code, out, err) = strata(&["scan", table, "--branch", "dev"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().count(), dev_now.len() + 1, "{out}");
+    assert!(path.join("branch").join("branch-dev").join("tag").join("tag-on-dev").exists());
+    let (code, out, _) = strata(&["scan", table]);
+    assert_eq!((code, out.lines().count()), (0, main.len()), "main has no row of the branch: {out}");
+    let (code, _, err) = strata(&["--branch", "dev", "sql", "--warehouse", warehouse, "SELECT 1"]);
+    assert!(code != 0 && err.contains("branch"), "{err}");
+
+    // Files are shared with the branch: expiring or cleaning the table is refused while it has branches.
     for args in [vec!["expire", table, "--retain-max", "1"], vec!["clean", table]] {
         let (code, _, err) = strata(&args);
         assert!(code != 0 && err.contains("branch"), "{args:?}: {err}");

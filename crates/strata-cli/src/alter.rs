@@ -6,7 +6,7 @@
 
 use clap::ArgMatches;
 use strata_spec::{parse_columns, ColumnMove, DataType, Error, SchemaChange};
-use strata_table::{AlterTable, OptionPolicy, Table};
+use strata_table::{AlterTable, OptionPolicy};
 
 /// The command-line flags of `strata alter`.
 pub(crate) struct AlterArgs {
@@ -125,7 +125,7 @@ pub(crate) fn run(args: AlterArgs, matches: Option<&ArgMatches>) -> Result<(), E
         Some(m) => column_changes(m)?,
         None => Vec::new(),
     };
-    let table = Table::open(crate::io(), &crate::location(&args.table_dir)?)?;
+    let table = crate::open_table(&args.table_dir)?;
     let alter = AlterTable {
         set: crate::parse_options(&args.set)?,
         unset: args.unset,

@@ -6,7 +6,7 @@ use strata_table::{commit_batch, BatchSnapshots as Snapshots, Table};
 
 use crate::input::{self, InputOptions};
 use crate::progress::Progress;
-use crate::{io, location, report};
+use crate::{location, report};
 
 /// The commit-user prefix of the CLI's one-off commits.
 pub(crate) const CLI_JOB: &str = "strata-cli";
@@ -82,7 +82,7 @@ pub(crate) fn write_inputs(
 ) -> Result<(usize, Option<Snapshots>), Error> {
     let mut attempt = 0u32;
     loop {
-        let table = Table::open(io(), table_dir)?;
+        let table = crate::open_located(table_dir)?;
         let max_retries = table.schema().core_options().commit_max_retries()?;
         let mut write = strata_table::TableWrite::new(&table)?;
         // A refused value ends the write here: dropping `write` removes the files its buckets already

@@ -46,6 +46,10 @@ struct Cli {
     /// is read too), or file-cache.max-disk-size; repeatable.
     #[arg(long = "store-option", value_name = "KEY=VALUE", global = true)]
     store_options: Vec<String>,
+    /// Work on this branch of the table (Paimon's branch/branch-NAME/) instead of the table itself, for the
+    /// commands that take a table directory (in `strata sql`, name it db."t$branch_NAME").
+    #[arg(long, value_name = "NAME", global = true)]
+    branch: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -354,6 +358,22 @@ pub(crate) enum OutputFormat {
 /// Store options given on the command line (`--store-option`), set once by [`main`].
 static STORE_OPTIONS: std::sync::OnceLock<BTreeMap<String, String>> = std::sync::OnceLock::new();
 
+/// The branch given on the command line (`--branch`), set once by [`main`].
+static BRANCH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Opens the table at the table argument `dir` (see [`location`]), on the `--branch` given.
+fn open_table(dir: &str) -> Result<Table, Error> {
+    open_located(&location(dir)?)
+}
+
+/// Opens the table at `path`, a location already canonical, on the `--branch` given.
+fn open_located(path: &str) -> Result<Table, Error> {
+    match BRANCH.get() {
+        Some(b) => Table::open_branch(io(), path, b),
+        None => Table::open(io(), path),
+    }
+}
+
 /// The storage every command works through: local paths and store URIs alike, with the store options of
 /// the command line, counted for progress lines.
 fn io() -> Arc<dyn FileIO> {
@@ -409,6 +429,24 @@ fn parse_options(raw: &[String]) -> Result<BTreeMap<String, String>, Error> {
 
 /// Runs a parsed command; `matches` are the parsed arguments (column flags of `alter` go by their position).
 fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
+    if let Some(b) = &cli.branch {
+        let takes_table = !matches!(
+            cli.command,
+            Command::Create { .. }
+                | Command::Demo { .. }
+                | Command::Sql(_)
+                | Command::Bench { .. }
+                | Command::Replay { .. }
+                | Command::Soak { .. }
+        );
+        if !takes_table {
+            return Err(Error::invalid(
+                "--branch",
+                "it applies to commands on a table directory (in strata sql, name the branch db.\"t$branch_NAME\")",
+            ));
+        }
+        let _ = BRANCH.set(b.clone());
+    }
     match cli.command {
         Command::Create { table_dir, schema, primary_key, partition_keys, options, allow_unknown_options, json } => {
             let keys = (primary_key, partition_keys);
@@ -435,7 +473,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             expire(&table_dir, (retain_min, retain_max), older_than, dry_run, json)?
         }
         Command::Clean { table_dir, older_than, dry_run, json } => {
-            let table = Table::open(io(), &location(&table_dir)?)?;
+            let table = crate::open_table(&table_dir)?;
             let age = strata_table::parse_older_than(&older_than)?;
             let r = strata_table::remove_orphan_files(&table, age, dry_run)?;
             maintenance_report(json, &r, "removed orphans")?;
@@ -445,7 +483,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
             sim::soak(seconds, commits, faults, seed, save, warehouse, json)?
         }
         Command::Get { table_dir, keys, snapshot, format, json } => {
-            get::run(&Table::open(io(), &location(&table_dir)?)?, &keys, snapshot, format, json)?
+            get::run(&crate::open_table(&table_dir)?, &keys, snapshot, format, json)?
         }
         Command::Alter { table_dir, set, unset, compact, allow_unknown_options, json, .. } => {
             let args = alter::AlterArgs { table_dir, set, unset, compact, allow_unknown_options, json };
@@ -464,7 +502,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> Result<(), Error> {
         Command::Branch { command } => branches::run_branch(command)?,
         Command::Rollback(args) => tags::run_rollback(args)?,
         Command::Inspect { table_dir, snapshot, json } => {
-            let table = Table::open(io(), &location(&table_dir)?)?;
+            let table = crate::open_table(&table_dir)?;
             let report = inspect(&table, snapshot)?;
             if json {
                 println!(
@@ -514,7 +552,7 @@ fn expire(
     dry_run: bool,
     json: bool,
 ) -> Result<(), Error> {
-    let table = Table::open(io(), &location(table_dir)?)?;
+    let table = crate::open_table(table_dir)?;
     let mut opts = strata_table::ExpireOptions::from_table(&table)?;
     if let (Some(min), Some(max)) = (retain_min, retain_max) {
         if min > max {
@@ -544,7 +582,7 @@ fn compact(
     ignore_foreign_compactions: bool,
     json: bool,
 ) -> Result<(), Error> {
-    let mut table = Table::open(io(), &location(table_dir)?)?;
+    let mut table = crate::open_table(table_dir)?;
     if ignore_foreign_compactions {
         table.set_foreign_compaction_window(std::time::Duration::ZERO);
     }
@@ -586,7 +624,7 @@ fn scan(
     merge: bool,
     changes: &changes::ChangeArgs,
 ) -> Result<(), Error> {
-    let table = Table::open(io(), &location(table_dir)?)?;
+    let table = crate::open_table(table_dir)?;
     if changes.wanted() {
         if tag.is_some() || timestamp.is_some() {
             return Err(Error::invalid(

@@ -21,7 +21,7 @@ pub(crate) struct RepairArgs {
 }
 
 pub(crate) fn run(args: RepairArgs) -> Result<(), Error> {
-    let mut table = strata_table::Table::open(crate::io(), &crate::location(&args.table_dir)?)?;
+    let mut table = crate::open_table(&args.table_dir)?;
     if args.ignore_foreign_compactions {
         table.set_foreign_compaction_window(std::time::Duration::ZERO);
     }

@@ -7,11 +7,11 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 use strata_spec::Error;
 use strata_table::{
-    create_tag, delete_tag, format_millis, parse_timestamp_millis, rollback, RollbackTarget, Table, Tag, SCAN_TAG_NAME,
+    create_tag, delete_tag, format_millis, parse_timestamp_millis, rollback, RollbackTarget, Tag, SCAN_TAG_NAME,
     SCAN_TIMESTAMP_MILLIS,
 };
 
-use super::{io, location, report};
+use super::report;
 
 /// `strata tag ...`
 #[derive(Subcommand, Debug)]
@@ -86,7 +86,7 @@ fn tag_json(t: &Tag) -> serde_json::Value {
 pub(crate) fn run_tag(command: TagCommand) -> Result<(), Error> {
     match command {
         TagCommand::Create { table_dir, name, snapshot, time_retained, json } => {
-            let table = Table::open(io(), &location(&table_dir)?)?;
+            let table = crate::open_table(&table_dir)?;
             let retained = time_retained
                 .map(|d| {
                     strata_spec::options::parse_duration(&d)
@@ -97,7 +97,7 @@ pub(crate) fn run_tag(command: TagCommand) -> Result<(), Error> {
             report(json, &tag_json(&tag), &format!("created tag {} on snapshot {}", tag.name, tag.snapshot.id));
         }
         TagCommand::List { table_dir, json } => {
-            let table = Table::open(io(), &location(&table_dir)?)?;
+            let table = crate::open_table(&table_dir)?;
             let tags = table.tag_manager().list()?;
             if json {
                 println!("{}", serde_json::Value::Array(tags.iter().map(tag_json).collect()));
@@ -119,7 +119,7 @@ pub(crate) fn run_tag(command: TagCommand) -> Result<(), Error> {
             }
         }
         TagCommand::Delete { table_dir, name, json } => {
-            let table = Table::open(io(), &location(&table_dir)?)?;
+            let table = crate::open_table(&table_dir)?;
             let d = delete_tag(&table, &name)?;
             let value = serde_json::to_value(&d).map_err(|e| Error::invalid("report", e.to_string()))?;
             let files = d.data_files.len() + d.index_files.len() + d.manifests.len();
@@ -141,7 +141,7 @@ pub(crate) fn run_tag(command: TagCommand) -> Result<(), Error> {
 
 /// Runs `strata rollback ...`.
 pub(crate) fn run_rollback(args: RollbackArgs) -> Result<(), Error> {
-    let table = Table::open(io(), &location(&args.table_dir)?)?;
+    let table = crate::open_table(&args.table_dir)?;
     let target = match (args.to_snapshot, args.to_tag) {
         (Some(id), _) => RollbackTarget::Snapshot(id),
         (None, Some(name)) => RollbackTarget::Tag(name),
