@@ -133,11 +133,16 @@ impl FileSystemCatalog {
         Table::delete_table_dir(&self.io, &path)
     }
 
-    /// Opens a table.
+    /// Opens a table; `t$branch_dev` opens branch `dev` of table `t`.
     pub fn get_table(&self, db: &str, table: &str) -> Result<Table> {
         // Names come from users and SQL (`"../x".t`): a name that is not one path segment would open a table
         // outside the warehouse.
         check_name("database", db)?;
+        // `t$branch_dev` is branch `dev` of `t` (Paimon's name for it).
+        if let Some((name, branch)) = table.split_once("$branch_") {
+            check_name("table", name)?;
+            return Table::open_branch(self.io.clone(), &self.table_path(db, name), branch);
+        }
         check_name("table", table)?;
         Table::open(self.io.clone(), &self.table_path(db, table))
     }
