@@ -534,14 +534,18 @@ fn a_conflict_drops_the_rows_still_buffered_too() {
     assert_eq!(value_of(&t, 1), Some(1));
 }
 
+/// A branch directory with snapshots but no schema (a create that stopped, another tool's) cannot be read:
+/// expiration and cleanup refuse rather than delete what it may reference.
 #[test]
-fn maintenance_refuses_tables_with_branches_it_does_not_read() {
+fn maintenance_refuses_tables_with_branches_it_cannot_read() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("t");
     let t = table_with_history(&dir);
     std::fs::create_dir_all(dir.join("branch/branch-b1/snapshot")).unwrap();
+    std::fs::copy(dir.join("snapshot/snapshot-1"), dir.join("branch/branch-b1/snapshot/snapshot-1")).unwrap();
     let e = remove_orphan_files(&t, Duration::ZERO, false).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+    assert!(e.to_string().contains("branch-b1"), "{e}");
     let opts = ExpireOptions { retain_min: 1, retain_max: 1, time_retained: Duration::ZERO, dry_run: false };
     assert_eq!(expire_snapshots(&t, &opts).unwrap_err().kind(), ErrorKind::Unsupported);
 }

@@ -50,6 +50,26 @@ pub fn list_branches(table: &Table) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// Refuses a branch directory that holds snapshots or tags but no schema (a create that stopped, or another
+/// tool's): what it references cannot be read, so maintenance must not delete anything on its account.
+pub(crate) fn refuse_unreadable_branches(table: &Table) -> Result<()> {
+    let io = table.io();
+    for e in io.list(&join(table.path(), BRANCH_DIR))?.into_iter().filter(|e| e.is_dir) {
+        if !io.list(&join(&e.path, "schema"))?.is_empty() {
+            continue;
+        }
+        for sub in ["snapshot", "tag"] {
+            if !io.list(&join(&e.path, sub))?.is_empty() {
+                return Err(Error::unsupported(format!(
+                    "maintenance of a table whose branch directory {} holds {sub} files but no schema: what it references cannot be read",
+                    e.path
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Creates branch `name` of `table` (opened on main): from tag `from_tag` (the tag, its snapshot and the
 /// schemas up to the snapshot's), or else empty with the table's schemas. Fails with `AlreadyExists` if the
 /// branch exists; a file already there is never overwritten (one with the same bytes, left by a create that

@@ -15,7 +15,9 @@ use strata_spec::{Error, FileKind, Result};
 
 use crate::commit::now_millis;
 use crate::paths::escape_path_name;
-use crate::references::{delete_files, references, refuse_unread_references, References};
+use crate::references::{
+    branch_references, delete_files, references, refuse_decoupled_changelogs, refuse_on_branch, References,
+};
 use crate::table::Table;
 use crate::tag::tagged_snapshots;
 
@@ -83,7 +85,8 @@ fn extend_with_tags(
 /// needs are kept, and nothing a tag references is deleted.
 pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<MaintenanceReport> {
     let _span = tracing::info_span!("expire", path = table.path()).entered();
-    refuse_unread_references(table)?;
+    refuse_on_branch(table, "expiration")?;
+    refuse_decoupled_changelogs(table)?;
     let sm = table.snapshot_manager();
     let mut report = MaintenanceReport { dry_run: opts.dry_run, ..Default::default() };
     let ids = sm.list_ids()?;
@@ -131,6 +134,7 @@ pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<Maintenan
             }
         }
         extend_with_tags(&mut all, table, &mut cache, &mut tags_seen)?;
+        all.extend(branch_references(table, &mut cache)?);
         all
     };
     // Data files whose DELETE was committed in (earliest, first retained] and that the first retained
@@ -317,7 +321,8 @@ fn collect_bucket_files(
 /// `older_than` ago.
 pub fn remove_orphan_files(table: &Table, older_than: Duration, dry_run: bool) -> Result<MaintenanceReport> {
     let _span = tracing::info_span!("remove_orphan_files", path = table.path()).entered();
-    refuse_unread_references(table)?;
+    refuse_on_branch(table, "orphan cleanup")?;
+    refuse_decoupled_changelogs(table)?;
     let sm = table.snapshot_manager();
     let cutoff = now_millis() - older_than.as_millis() as i64;
     let files = cleanup_candidates(table)?;
@@ -347,6 +352,7 @@ pub fn remove_orphan_files(table: &Table, older_than: Duration, dry_run: bool) -
     let ids = sm.list_ids()?;
     let mut refs = referenced(&ids)?;
     extend_with_tags(&mut refs, table, &mut HashMap::new(), &mut BTreeSet::new())?;
+    refs.extend(branch_references(table, &mut HashMap::new())?);
     let data_names = refs.data_names();
     let mut candidates: Vec<(FileStatus, Area)> = files
         .into_iter()
@@ -365,8 +371,11 @@ pub fn remove_orphan_files(table: &Table, older_than: Duration, dry_run: bool) -
     // Snapshots committed while we listed may reference candidates: look again before deleting (the race
     // behind Paimon issue 7710).
     let newer: Vec<i64> = sm.list_ids()?.into_iter().filter(|id| !ids.contains(id)).collect();
-    if !newer.is_empty() {
-        let more = referenced(&newer)?;
+    // A branch's commits too (read again whole: branches are few).
+    let has_branches = !crate::branch::list_branches(table)?.is_empty();
+    if !newer.is_empty() || has_branches {
+        let mut more = referenced(&newer)?;
+        more.extend(branch_references(table, &mut HashMap::new())?);
         let more_names = more.data_names();
         candidates.retain(|(f, _)| {
             !more_names.contains(f.name()) && !more.meta.contains(f.name()) && !more.index.contains(f.name())

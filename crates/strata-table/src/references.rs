@@ -122,12 +122,53 @@ pub(crate) fn delete_files(table: &Table, data: &[String], index: &[String], met
     Ok(())
 }
 
-/// Branches (`branch/branch-<name>/`, with snapshots and tags of their own) and decoupled changelogs
-/// (`changelog/changelog-N`, kept past their snapshots) share the table's manifests and data files. Strata's
-/// maintenance does not read them yet, so it refuses to run where they exist rather than delete what only
-/// they reference.
+/// Everything the table's branches reference (every snapshot and tag of each), which the table's expiration
+/// and orphan cleanup must keep: branches share its manifests, index and data files.
+pub(crate) fn branch_references(table: &Table, cache: &mut HashMap<String, Vec<String>>) -> Result<References> {
+    let mut all = References::default();
+    crate::branch::refuse_unreadable_branches(table)?;
+    for name in crate::branch::list_branches(table)? {
+        let branch = Table::open_branch(table.io().clone(), table.path(), &name)?;
+        let sm = branch.snapshot_manager();
+        for id in sm.list_ids()? {
+            match sm.snapshot(id) {
+                Ok(s) => all.extend(references(&branch, &s, cache)?),
+                Err(e) if e.kind() == strata_spec::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        for tag in branch.tag_manager().list()? {
+            all.extend(references(&branch, &tag.snapshot, cache)?);
+        }
+    }
+    Ok(all)
+}
+
+/// Refuses maintenance of a branch handle: what it deletes is shared with the table and its other branches.
+pub(crate) fn refuse_on_branch(table: &Table, what: &str) -> Result<()> {
+    match table.branch() {
+        None => Ok(()),
+        Some(b) => Err(Error::unsupported(format!(
+            "{what} on branch '{b}': its files are shared with the table; run it on the table, which keeps what every branch references"
+        ))),
+    }
+}
+
+/// Decoupled changelogs (`changelog/changelog-N`, kept past their snapshots) share the table's manifests and
+/// data files; Strata's maintenance does not read them yet, so it refuses to run where they exist rather than
+/// delete what only they reference.
+pub(crate) fn refuse_decoupled_changelogs(table: &Table) -> Result<()> {
+    refuse_dirs(table, &["changelog"])
+}
+
+/// Branches and decoupled changelogs: maintenance that does not read them (rollback, a tag's reclaim) refuses
+/// to run where they exist.
 pub(crate) fn refuse_unread_references(table: &Table) -> Result<()> {
-    for dir in ["branch", "changelog"] {
+    refuse_dirs(table, &["branch", "changelog"])
+}
+
+fn refuse_dirs(table: &Table, dirs: &[&str]) -> Result<()> {
+    for dir in dirs {
         let path = strata_io::join(table.path(), dir);
         if let Some(f) = table.io().list(&path)?.first() {
             return Err(Error::unsupported(format!(

@@ -61,6 +61,7 @@ pub struct RollbackReport {
 /// held. Files of removed snapshots that cannot be read are left to orphan cleanup.
 pub fn rollback(table: &Table, target: &RollbackTarget) -> Result<RollbackReport> {
     let _span = tracing::info_span!("rollback", path = table.path(), to = ?target).entered();
+    crate::references::refuse_on_branch(table, "rollback")?;
     refuse_unread_references(table)?;
     let sm = table.snapshot_manager();
     let (snapshot, from_tag) = resolve(table, target)?;
