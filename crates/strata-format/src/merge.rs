@@ -573,11 +573,11 @@ impl MergeIterator {
             return Ok(());
         }
         let groups = &self.cfg.sequence_groups;
-        let names: Vec<String> = self.layout.value_fields.iter().map(|f| f.name.clone()).collect();
-        let mut row = GroupRow::new(self.value_types.len());
+        let width = self.value_types.len();
+        let mut row = GroupRow::new(width);
         let (mut filled, mut inserted, mut removed, mut base) = (false, false, false, None);
         for &(src, _, kind) in &self.group {
-            let incoming = (0..names.len()).map(|i| self.value(src, i)).collect::<Result<Vec<_>>>()?;
+            let incoming = (0..width).map(|i| self.value(src, i)).collect::<Result<Vec<_>>>()?;
             removed = false;
             if is_retract(kind) {
                 if self.cfg.ignore_delete {
@@ -588,7 +588,8 @@ impl MergeIterator {
                     filled = true;
                 }
                 base = Some(src);
-                removed = groups.retract(&mut row, &incoming, kind == RowKind::Delete.to_byte(), &names)?;
+                let fields = &self.layout.value_fields;
+                removed = groups.retract(&mut row, &incoming, kind == RowKind::Delete.to_byte(), fields)?;
                 continue;
             }
             base = Some(src);

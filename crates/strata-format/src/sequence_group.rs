@@ -14,7 +14,7 @@
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
-use strata_spec::{Datum, Error, Result};
+use strata_spec::{DataField, Datum, Error, Result};
 
 use crate::merge_function::{AggFunction, AggState};
 
@@ -180,7 +180,7 @@ impl SequenceGroups {
         row: &mut GroupRow,
         incoming: &[Option<Datum>],
         delete: bool,
-        names: &[String],
+        fields: &[DataField],
     ) -> Result<bool> {
         let mut empty = vec![false; row.values.len()];
         let mut moved: BTreeSet<usize> = BTreeSet::new();
@@ -193,7 +193,7 @@ impl SequenceGroups {
             if !seq.contains(&i) {
                 row.values[i] = match self.aggregators[i] {
                     Some(f) => {
-                        let name = names.get(i).map_or("", String::as_str);
+                        let name = fields.get(i).map_or("", |f| f.name.as_str());
                         row.states[i].retract(f, incoming[i].clone(), name)?;
                         row.states[i].value()
                     }

@@ -166,8 +166,7 @@ impl AppendWriter {
         if rows.num_rows() == 0 {
             return Ok(());
         }
-        let stored = RecordBatch::try_new(self.files.layout.stored_schema.clone(), rows.columns().to_vec())
-            .map_err(|e| Error::invalid("rows", e.to_string()))?;
+        let stored = as_stored(&self.files.layout.stored_schema, rows)?;
         self.buffered_bytes += stored.get_array_memory_size() as u64;
         self.buffer.push(stored);
         if self.buffered_bytes >= self.opts.write_buffer_size {
@@ -325,15 +324,8 @@ impl AppendWriter {
         rows: impl IntoIterator<Item = Result<RecordBatch>>,
     ) -> Result<()> {
         self.begin_row_change(file)?;
-        if self.vectors.is_none() {
-            return Err(no_vectors());
-        }
         let stored = self.files.layout.stored_schema.clone();
-        let rows = rows.into_iter().map(|b| {
-            RecordBatch::try_new(stored.clone(), b?.columns().to_vec())
-                .map_err(|e| Error::invalid("rows", e.to_string()))
-        });
-        self.replace(file, rows)
+        self.replace(file, rows.into_iter().map(move |b| as_stored(&stored, b?)))
     }
 
     /// Checks that a row-level change of `file` may start, and records the vectors it starts from.
@@ -399,10 +391,8 @@ impl AppendWriter {
     /// The live rows of `files`, in order, as stored (the file schema).
     fn live_rows(&self, files: Vec<DataFileRef>) -> impl Iterator<Item = Result<RecordBatch>> + use<> {
         let stored = self.files.layout.stored_schema.clone();
-        run_reader(self.files.io.clone(), &self.files.layout, files, self.opts.batch_size).map(move |batch| {
-            RecordBatch::try_new(stored.clone(), batch?.columns().to_vec())
-                .map_err(|e| Error::invalid("append rewrite", e.to_string()))
-        })
+        run_reader(self.files.io.clone(), &self.files.layout, files, self.opts.batch_size)
+            .map(move |batch| as_stored(&stored, batch?))
     }
 
     /// Rewrites `group`'s live rows, in order, into new files numbered from its first file's sequence number.
@@ -429,6 +419,11 @@ impl AppendWriter {
         self.increment.compact.compact_after.extend(after);
         Ok(())
     }
+}
+
+/// `batch`'s columns (the table's, in table order) under the stored schema.
+fn as_stored(stored: &arrow_schema::SchemaRef, batch: RecordBatch) -> Result<RecordBatch> {
+    RecordBatch::try_new(stored.clone(), batch.columns().to_vec()).map_err(|e| Error::invalid("rows", e.to_string()))
 }
 
 fn no_vectors() -> Error {

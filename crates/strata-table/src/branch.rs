@@ -26,14 +26,34 @@ pub(crate) fn check_branch_name(name: &str) -> Result<()> {
     if name.chars().all(|c| c.is_ascii_digit()) {
         return bad("a branch name cannot be all digits");
     }
-    if name.starts_with('.') || name.chars().any(|c| matches!(c, '/' | '\\' | '$') || c.is_control()) {
-        return bad("it must be one plain path part (no '/', '\\', '$', leading '.')");
+    if name.chars().any(char::is_control) {
+        return bad("it holds a control character");
+    }
+    check_path_part(name)
+}
+
+/// Refuses a branch name that is not one plain path part (it would name a directory elsewhere): what opening
+/// a branch needs, where [`check_branch_name`] adds Paimon's rules for new ones.
+pub(crate) fn check_path_part(name: &str) -> Result<()> {
+    if name.is_empty() || name.starts_with('.') || name.chars().any(|c| matches!(c, '/' | '\\' | '$')) {
+        return Err(Error::invalid(
+            format!("branch name '{}'", name.escape_debug()),
+            "it must be one plain path part (no '/', '\\', '$', leading '.')",
+        ));
     }
     Ok(())
 }
 
+/// The metadata directory of `branch` of the table at `path` (the table directory itself for main).
+pub(crate) fn branch_root(path: &str, branch: Option<&str>) -> String {
+    match branch {
+        None => path.to_string(),
+        Some(b) => join(&join(path, BRANCH_DIR), &format!("{BRANCH_PREFIX}{b}")),
+    }
+}
+
 fn branch_dir(table: &Table, name: &str) -> String {
-    join(&join(table.path(), BRANCH_DIR), &format!("{BRANCH_PREFIX}{name}"))
+    branch_root(table.path(), Some(name))
 }
 
 /// The table's branches, by name (directories holding a schema).

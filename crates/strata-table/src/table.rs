@@ -147,15 +147,13 @@ impl Table {
         if branch.eq_ignore_ascii_case(MAIN_BRANCH) {
             return Self::open(io, path);
         }
-        if branch.is_empty() || branch.chars().any(|c| matches!(c, '/' | '\\' | '$')) || branch.starts_with('.') {
-            return Err(Error::invalid(format!("branch '{branch}'"), "not a branch name"));
-        }
+        crate::branch::check_path_part(branch)?;
         Self::open_at(io, path, Some(branch.to_string()))
     }
 
     fn open_at(io: Arc<dyn FileIO>, path: &str, branch: Option<String>) -> Result<Table> {
         let path = path.trim_end_matches('/').to_string();
-        let root = branch_root(&path, branch.as_deref());
+        let root = crate::branch::branch_root(&path, branch.as_deref());
         let schemas = SchemaManager::new(io.clone(), &root);
         let schema = schemas.latest()?.ok_or_else(|| match &branch {
             None => Error::NotFound { path: format!("{path} (no table: schema/schema-N missing)") },
@@ -187,7 +185,7 @@ impl Table {
 
     /// Where the handle's snapshots, schemas, tags and consumers are: the table directory, or the branch's.
     pub fn metadata_root(&self) -> String {
-        branch_root(&self.path, self.branch.as_deref())
+        crate::branch::branch_root(&self.path, self.branch.as_deref())
     }
 
     /// The table opened again (its newest schema), on the same branch.
@@ -729,11 +727,3 @@ impl Table {
 
 /// The name Paimon gives the table's own branch.
 pub(crate) const MAIN_BRANCH: &str = "main";
-
-/// The metadata directory of `branch` of the table at `path`.
-fn branch_root(path: &str, branch: Option<&str>) -> String {
-    match branch {
-        None => path.to_string(),
-        Some(b) => strata_io::join(path, &format!("branch/branch-{b}")),
-    }
-}

@@ -41,6 +41,14 @@ struct BucketWriter {
     opened_at: Option<i64>,
 }
 
+impl BucketWriter {
+    /// An append writer opened on another snapshot than `now` that holds nothing uncommitted: it may be
+    /// dropped and opened again on the latest snapshot.
+    fn is_stale_append(&self, now: Option<i64>) -> bool {
+        matches!(self.writer, BucketFiles::Append(_)) && self.opened_at != now && !self.writer.has_changes()
+    }
+}
+
 /// How rows find their bucket.
 #[derive(Debug)]
 enum Routing {
@@ -264,9 +272,7 @@ impl TableWrite {
     fn drop_stale_append_writers(&mut self) -> Result<()> {
         self.refresh_base()?;
         let now = self.base.as_ref().map(|s| s.id);
-        self.writers.retain(|_, w| {
-            !(matches!(w.writer, BucketFiles::Append(_)) && w.opened_at != now && !w.writer.has_changes())
-        });
+        self.writers.retain(|_, w| !w.is_stale_append(now));
         Ok(())
     }
 
@@ -280,8 +286,7 @@ impl TableWrite {
         }
         self.append_writers_checked = true;
         let now = self.table.snapshot_manager().latest_id()?;
-        let stale = |w: &BucketWriter| matches!(w.writer, BucketFiles::Append(_)) && w.opened_at != now;
-        if self.writers.values().any(|w| stale(w) && !w.writer.has_changes()) {
+        if self.writers.values().any(|w| w.is_stale_append(now)) {
             self.drop_stale_append_writers()?;
         }
         Ok(())
