@@ -21,7 +21,7 @@ use common::{oracle, strata};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use strata::format::{file_columns, open_data_file, DataFileRef, KeyValueLayout};
+use strata::format::{file_columns, DataFileRef, FileRead, KeyValueLayout};
 use strata::spec::{
     hash_index_file, key_hash, CommitKind, DataType, Datum, ErrorKind, TableSchema, TypeRoot, HASH_INDEX,
 };
@@ -221,7 +221,7 @@ fn check_one_bucket_per_key(table: &Table) -> BTreeMap<Vec<u8>, BTreeMap<i32, us
     for e in t.live_files(&s).unwrap() {
         assert!(e.bucket >= 0, "a postponed file outside a postpone-bucket table");
         let file = DataFileRef::new(t.data_file_path(&e).unwrap(), e.file.clone(), None);
-        for b in open_data_file(t.io().as_ref(), &file, file_columns(&layout), false, 4096).unwrap() {
+        for b in FileRead::new(file_columns(&layout)).batch_size(4096).open(t.io(), &file).unwrap() {
             let b = b.unwrap();
             for &id in b.column(0).as_primitive::<Int64Type>().values() {
                 let before = bucket_of.insert((e.partition.serialize(), id), e.bucket);

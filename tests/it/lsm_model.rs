@@ -13,7 +13,7 @@ use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use strata::format::{file_columns, open_data_file, DataFileRef, KeyValueLayout};
+use strata::format::{file_columns, DataFileRef, FileRead, KeyValueLayout};
 use strata::spec::{DataType, TableSchema};
 use strata::table::{scan, Committable, ScanOptions, TableWrite};
 use strata::{FileIO, LocalFileIO, Table};
@@ -107,7 +107,7 @@ fn check_dv_invariants(table: &Table) -> usize {
             .get(&(e.partition.clone(), e.bucket, e.file.file_name.clone()))
             .map(|d| Arc::from(d.read(table.io().as_ref()).unwrap()));
         let r = DataFileRef::new(table.data_file_path(e).unwrap(), e.file.clone(), dv);
-        for b in open_data_file(table.io().as_ref(), &r, file_columns(&layout), false, 4096).unwrap() {
+        for b in FileRead::new(file_columns(&layout)).batch_size(4096).open(table.io(), &r).unwrap() {
             let b = b.unwrap();
             let keys = b.column(0).as_primitive::<Int64Type>();
             for i in 0..b.num_rows() {
@@ -576,7 +576,7 @@ fn changelog_rows(
     use arrow_array::types::Int8Type;
     let mut out = Vec::new();
     let r = DataFileRef::new(path, e.file.clone(), None);
-    for b in open_data_file(table.io().as_ref(), &r, file_columns(layout), false, 1024).unwrap() {
+    for b in FileRead::new(file_columns(layout)).batch_size(1024).open(table.io(), &r).unwrap() {
         let b = b.unwrap();
         let kind = b.column(layout.kind_index()).as_primitive::<Int8Type>();
         let ids = b.column(layout.value_index(0)).as_primitive::<Int64Type>();

@@ -188,7 +188,7 @@ fn full_compaction_of_max_level_files_leaves_no_vector_entries() {
         let r = strata::format::DataFileRef::new(t.data_file_path(&e).unwrap(), e.file.clone(), None);
         let layout = strata::format::KeyValueLayout::new(t.schema()).unwrap();
         let cols = strata::format::file_columns(&layout);
-        let b = strata::format::open_data_file(t.io().as_ref(), &r, cols, false, 16).unwrap().next().unwrap().unwrap();
+        let b = strata::format::FileRead::new(cols).batch_size(16).open(t.io(), &r).unwrap().next().unwrap().unwrap();
         b.column(0).as_any().downcast_ref::<arrow_array::Int64Array>().unwrap().value(0)
     };
     let mut m = t.dv_maintainer(Some(&s), &e.partition, e.bucket).unwrap();

@@ -10,9 +10,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use arrow_array::{ArrayRef, Int64Array, Int8Array, RecordBatch, StringArray};
-use strata_format::{
-    file_columns, open_data_file, DataFileRef, FileFormat, KeyValueLayout, KvFileWriter, WriterConfig,
-};
+use strata_format::{file_columns, DataFileRef, FileFormat, FileRead, KeyValueLayout, KvFileWriter, WriterConfig};
 use strata_io::{FileIO, LocalFileIO};
 use strata_spec::{DataType, FileSource, TableSchema};
 
@@ -84,7 +82,7 @@ fn main() {
         let file = DataFileRef::new(format!("{dir}/{name}"), meta, None);
         let t = Instant::now();
         let mut read = 0;
-        for b in open_data_file(io.as_ref(), &file, file_columns(&layout), false, 8192).unwrap() {
+        for b in FileRead::new(file_columns(&layout)).batch_size(8192).open(&io, &file).unwrap() {
             read += b.unwrap().num_rows() as i64;
         }
         reads.push(t.elapsed().as_secs_f64());

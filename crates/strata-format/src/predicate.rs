@@ -7,7 +7,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch, Scalar};
 use strata_spec::{DataType, Datum, Error, Result};
 
-use crate::arrow_types::array_of;
+use crate::layout::arrow_types::array_of;
 
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,7 +202,7 @@ pub(crate) fn parquet_row_filter(
     for name in pred.columns() {
         let t = types.iter().find(|(c, _)| *c == name)?.1;
         let (i, f) = file_schema.column_with_name(&name)?;
-        if f.data_type().is_nested() || *f.data_type() != crate::arrow_types::to_arrow(&t) {
+        if f.data_type().is_nested() || *f.data_type() != crate::layout::arrow_types::to_arrow(&t) {
             return None;
         }
         roots.push(i);
@@ -213,7 +213,7 @@ pub(crate) fn parquet_row_filter(
     // Retraction rows pass the row filter whatever their values: a raw read checks that its file holds
     // none (the manifest's delete count it trusted may be wrong), and must see them to refuse the file.
     let kind = file_schema
-        .column_with_name(crate::system_fields::VALUE_KIND)
+        .column_with_name(crate::layout::system_fields::VALUE_KIND)
         .filter(|(_, f)| *f.data_type() == arrow_schema::DataType::Int8)
         .map(|(i, _)| i);
     roots.extend(kind);
@@ -225,11 +225,11 @@ pub(crate) fn parquet_row_filter(
         let fail = |e: String| arrow_schema::ArrowError::ComputeError(e);
         let types_of = |name: &str| types.iter().find(|(n, _)| n == name).map(|(_, t)| *t);
         let matched = pred.evaluate(&batch, &types_of).map_err(|e| fail(e.to_string()))?;
-        let Some(kinds) = batch.column_by_name(crate::system_fields::VALUE_KIND) else { return Ok(matched) };
+        let Some(kinds) = batch.column_by_name(crate::layout::system_fields::VALUE_KIND) else { return Ok(matched) };
         let kinds =
             kinds.as_primitive_opt::<arrow_array::types::Int8Type>().ok_or_else(|| fail("_VALUE_KIND".into()))?;
         let retract: BooleanArray =
-            kinds.values().iter().map(|k| Some(crate::kv::RowKind::byte_is_retract(*k))).collect();
+            kinds.values().iter().map(|k| Some(crate::layout::kv::RowKind::byte_is_retract(*k))).collect();
         arrow_arith::boolean::or(&matched, &retract).map_err(|e| fail(e.to_string()))
     });
     Some(parquet::arrow::arrow_reader::RowFilter::new(vec![Box::new(filter)]))

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, Int64Array, Int8Array, RecordBatch, StringArray};
 use strata_spec::{DataType, FileSource, TableSchema};
 
-use crate::kv::KeyValueLayout;
-use crate::writer::{FileFormat, WriterConfig};
+use crate::layout::kv::KeyValueLayout;
+use crate::write::writer::{FileFormat, WriterConfig};
 
 /// The layout of `id BIGINT` (the key), `s STRING`.
 pub(crate) fn layout() -> Arc<KeyValueLayout> {

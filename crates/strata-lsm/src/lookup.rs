@@ -100,7 +100,7 @@ impl LookupLevels {
         let file = self.layout.file_ref(join(&self.bucket_dir, &f.file_name), f.clone(), None)?;
         let scratch = self.cache.scratch().clone();
         let built = LookupFile::build(
-            self.io.as_ref(),
+            &self.io,
             &self.layout,
             &self.keys,
             &file,

@@ -30,7 +30,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int8Type;
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
-use strata_format::open_data_file_pruned;
+use strata_format::FileRead;
 use strata_format::{KeyValueLayout, RowKind};
 use strata_format::{Predicate, TypedPredicate};
 use strata_spec::options::ChangelogProducer;
@@ -399,7 +399,8 @@ impl ChangeReader {
             let types = self.rb.table().schema().fields.iter().map(|f| (f.name.clone(), f.data_type)).collect();
             Arc::new((p.clone(), types))
         });
-        let batches = open_data_file_pruned(self.rb.table().io(), &file, cols, false, self.rb.batch_size(), prune)?;
+        let batches =
+            FileRead::new(cols).batch_size(self.rb.batch_size()).prune(prune).open(self.rb.table().io(), &file)?;
         let mut out = Vec::new();
         for b in batches {
             out.push(self.finish(&b?).map_err(|err| err.in_file(path))?);

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use strata_io::FileStatus;
-use strata_spec::{Error, FileKind, Result};
+use strata_spec::{Error, FileKind, Result, Snapshot};
 
 use crate::commit::now_millis;
 use crate::paths::escape_path_name;
@@ -91,9 +91,41 @@ pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<Maintenan
     let mut report = MaintenanceReport { dry_run: opts.dry_run, ..Default::default() };
     let ids = sm.list_ids()?;
     let (Some(&earliest), Some(&latest)) = (ids.first(), ids.last()) else { return Ok(report) };
+    let expired = expired_snapshots(table, opts, earliest, latest)?;
+    let Some(last_expired) = expired.last().map(|s| s.id) else { return Ok(report) };
+    let first_retained = sm.snapshot(last_expired + 1)?;
+    let mut cache = HashMap::new();
+    let mut tags_seen = BTreeSet::new();
+    let retained = retained_references(table, &first_retained, latest, &mut cache, &mut tags_seen)?;
+    let mut doomed = doomed_files(table, earliest, &first_retained, &expired, &retained, &mut cache)?;
+    report.snapshots = expired.iter().map(|s| s.id).collect();
+    if opts.dry_run {
+        (report.data_files, report.index_files, report.manifests) = doomed.into_lists();
+        return Ok(report);
+    }
+    // Snapshot files first (oldest first) and the EARLIEST hint: a crash after this leaves orphans for the
+    // cleanup, never a retained snapshot pointing at a deleted file.
+    for s in &expired {
+        table.io().delete(&sm.snapshot_path(s.id))?;
+    }
+    sm.write_earliest_hint(first_retained.id);
+    // A tag created meanwhile, on a snapshot that still existed once the tag was written (what `create_tag`
+    // checks), must keep its files: look at the tags again now that the snapshots are gone.
+    let mut late = References::default();
+    extend_with_tags(&mut late, table, &mut cache, &mut tags_seen)?;
+    doomed.remove_referenced(&late);
+    (report.data_files, report.index_files, report.manifests) = doomed.into_lists();
+    delete_files(table, &report.data_files, &report.index_files, &report.manifests)?;
+    Ok(report)
+}
+
+/// The snapshots of `earliest..=latest` that `opts` expires, oldest first: never the newest `retain_min`,
+/// nor one a consumer still needs; the oldest while more than `retain_max` remain or older than
+/// `time_retained`.
+fn expired_snapshots(table: &Table, opts: &ExpireOptions, earliest: i64, latest: i64) -> Result<Vec<Snapshot>> {
+    let sm = table.snapshot_manager();
     let now = now_millis();
     let threshold = now - opts.time_retained.as_millis() as i64;
-    // Candidates: oldest first, never the newest `retain_min`.
     let mut last_candidate = latest - i64::from(opts.retain_min);
     // Consumers not written within `consumer.expiration-time` are expired first (Paimon's order), so that
     // they do not hold snapshots back.
@@ -114,31 +146,50 @@ pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<Maintenan
             break;
         }
     }
-    let Some(last_expired) = expired.last().map(|s| s.id) else { return Ok(report) };
-    let first_retained = sm.snapshot(last_expired + 1)?;
-    let mut cache = HashMap::new();
-    let mut tags_seen = BTreeSet::new();
-    let retained_refs = {
-        let mut all = References::default();
-        for id in first_retained.id..=latest {
-            let s = match sm.snapshot(id) {
-                Ok(s) => s,
-                Err(e) if e.kind() == strata_spec::ErrorKind::NotFound => continue,
-                Err(e) => return Err(e),
-            };
-            let r = references(table, &s, &mut cache)?;
-            all.index.extend(r.index);
-            all.meta.extend(r.meta);
-            if id == first_retained.id {
-                all.data = r.data;
-            }
+    Ok(expired)
+}
+
+/// What the retained snapshots (`first_retained` to `latest`), the tags and the branches reference. Of
+/// the data files, only the first retained snapshot's: later snapshots only add files newer than it.
+fn retained_references(
+    table: &Table,
+    first_retained: &Snapshot,
+    latest: i64,
+    cache: &mut HashMap<String, Vec<String>>,
+    tags_seen: &mut BTreeSet<(i64, String)>,
+) -> Result<References> {
+    let sm = table.snapshot_manager();
+    let mut all = References::default();
+    for id in first_retained.id..=latest {
+        let s = match sm.snapshot(id) {
+            Ok(s) => s,
+            Err(e) if e.kind() == strata_spec::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        let r = references(table, &s, cache)?;
+        all.index.extend(r.index);
+        all.meta.extend(r.meta);
+        if id == first_retained.id {
+            all.data = r.data;
         }
-        extend_with_tags(&mut all, table, &mut cache, &mut tags_seen)?;
-        all.extend(branch_references(table, &mut cache)?);
-        all
-    };
-    // Data files whose DELETE was committed in (earliest, first retained] and that the first retained
-    // snapshot does not hold. Later snapshots only add files newer than it.
+    }
+    extend_with_tags(&mut all, table, cache, tags_seen)?;
+    all.extend(branch_references(table, cache)?);
+    Ok(all)
+}
+
+/// The files only the `expired` snapshots reference: data files whose DELETE was committed in
+/// (earliest, first retained] and that the first retained snapshot does not hold, the expired snapshots'
+/// changelog files (a snapshot's changelog is its own), and their index and metadata files.
+fn doomed_files(
+    table: &Table,
+    earliest: i64,
+    first_retained: &Snapshot,
+    expired: &[Snapshot],
+    retained: &References,
+    cache: &mut HashMap<String, Vec<String>>,
+) -> Result<References> {
+    let sm = table.snapshot_manager();
     let store = table.manifest_store()?;
     let mut data = BTreeSet::new();
     for id in (earliest + 1)..=first_retained.id {
@@ -147,49 +198,29 @@ pub fn expire_snapshots(table: &Table, opts: &ExpireOptions) -> Result<Maintenan
             for e in store.read_manifest(&m.file_name)? {
                 if e.kind == FileKind::Delete {
                     let path = table.data_file_path(&e)?;
-                    if !retained_refs.data.contains(&path) {
+                    if !retained.data.contains(&path) {
                         data.insert(path);
                     }
                 }
             }
         }
     }
-    // A snapshot's changelog files are its own: they go with it.
-    for s in &expired {
+    for s in expired {
         for e in table.changelog_files(s)? {
             let path = table.data_file_path(&e)?;
-            if !retained_refs.data.contains(&path) {
+            if !retained.data.contains(&path) {
                 data.insert(path);
             }
         }
     }
     let mut index = BTreeSet::new();
     let mut meta = BTreeSet::new();
-    for s in &expired {
-        let r = references(table, s, &mut cache)?;
-        index.extend(r.index.into_iter().filter(|n| !retained_refs.index.contains(n)));
-        meta.extend(r.meta.into_iter().filter(|n| !retained_refs.meta.contains(n)));
+    for s in expired {
+        let r = references(table, s, cache)?;
+        index.extend(r.index.into_iter().filter(|n| !retained.index.contains(n)));
+        meta.extend(r.meta.into_iter().filter(|n| !retained.meta.contains(n)));
     }
-    report.snapshots = expired.iter().map(|s| s.id).collect();
-    let mut doomed = References { data, index, meta };
-    if opts.dry_run {
-        (report.data_files, report.index_files, report.manifests) = doomed.into_lists();
-        return Ok(report);
-    }
-    // Snapshot files first (oldest first) and the EARLIEST hint: a crash after this leaves orphans for the
-    // cleanup, never a retained snapshot pointing at a deleted file.
-    for s in &expired {
-        table.io().delete(&sm.snapshot_path(s.id))?;
-    }
-    sm.write_earliest_hint(first_retained.id);
-    // A tag created meanwhile, on a snapshot that still existed once the tag was written (what `create_tag`
-    // checks), must keep its files: look at the tags again now that the snapshots are gone.
-    let mut late = References::default();
-    extend_with_tags(&mut late, table, &mut cache, &mut tags_seen)?;
-    doomed.remove_referenced(&late);
-    (report.data_files, report.index_files, report.manifests) = doomed.into_lists();
-    delete_files(table, &report.data_files, &report.index_files, &report.manifests)?;
-    Ok(report)
+    Ok(References { data, index, meta })
 }
 
 /// Where in Paimon's layout a file lies, which says which names Paimon (and Strata) write there.

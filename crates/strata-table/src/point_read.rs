@@ -7,8 +7,8 @@ use std::sync::Arc;
 use arrow_array::{Array, RecordBatch};
 use arrow_row::{RowConverter, SortField};
 use strata_format::{
-    file_columns, open_data_file_ranged, read_positions, CmpOp, DataFileRef, KeyValueLayout, MergeConfig,
-    MergeIterator, Predicate, Run, TypedPredicate, DEFAULT_BATCH_SIZE,
+    file_columns, CmpOp, DataFileRef, FileRead, KeyValueLayout, MergeConfig, MergeIterator, Predicate, Run,
+    TypedPredicate,
 };
 use strata_spec::{bucket_of_hash, compare_rows, key_hash, BinaryRow, DataType, Datum, Error, Result};
 
@@ -360,7 +360,7 @@ fn rows_of_keys(
     let typed: Option<TypedPredicate> =
         pruning_predicate(layout, routed, cand).map(|p| Arc::new((p, file_cols.to_vec())) as TypedPredicate);
     let mut hits: Vec<(u64, &Vec<usize>)> = Vec::new();
-    for b in open_data_file_ranged(table.io(), f, key_cols.to_vec(), true, DEFAULT_BATCH_SIZE, typed)? {
+    for b in FileRead::new(key_cols.to_vec()).with_positions().prune(typed).narrow().open(table.io(), f)? {
         let b = b?;
         let rows = converter
             .convert_columns(&b.columns()[..key_types.len()])
@@ -382,7 +382,7 @@ fn rows_of_keys(
     let positions: Vec<u64> = hits.iter().map(|(p, _)| *p).collect();
     let mut found = FileHits { level: f.meta.level, batches: Vec::new(), hits: Vec::with_capacity(hits.len()) };
     let mut at = 0usize;
-    for b in read_positions(table.io(), f, file_cols.to_vec(), positions)? {
+    for b in FileRead::new(file_cols.to_vec()).batch_size(1024).at_positions(positions).open(table.io(), f)? {
         let b = RecordBatch::try_new(layout.file_schema.clone(), b?.columns().to_vec())
             .map_err(|e| Error::invalid("get", e.to_string()))?;
         for r in 0..b.num_rows() {

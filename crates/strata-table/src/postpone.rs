@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int8Type;
 use arrow_array::RecordBatch;
-use strata_format::{open_data_file, SEQUENCE_NUMBER, VALUE_KIND};
+use strata_format::{FileRead, SEQUENCE_NUMBER, VALUE_KIND};
 use strata_spec::{CoreOptions, DataType, Error, FileKind, ManifestEntry, Result, Snapshot, TypeRoot};
 
 use crate::bucket_mode::POSTPONE_BUCKET;
@@ -143,7 +143,7 @@ pub(crate) fn read_postponed(
     let path = table.data_file_path(e)?;
     let _span = tracing::debug_span!("read_postponed", path, rows = e.file.row_count).entered();
     let file = layout.file_ref(path.clone(), e.file.clone(), None)?;
-    for batch in open_data_file(table.io().as_ref(), &file, columns, false, REPLAY_BATCH_ROWS)? {
+    for batch in FileRead::new(columns).batch_size(REPLAY_BATCH_ROWS).open(table.io(), &file)? {
         let batch = batch?;
         let kinds: Vec<i8> = batch
             .column(1)

@@ -25,9 +25,9 @@ use super::groups::GroupCache;
 use super::key::{key_positions, key_positions_from, KeyEncoder};
 use super::packed::PackedRow;
 use super::rows::{RowCodec, RowFile, RowFileWriter, RowForm};
-use crate::bucket_read::{file_columns, open_data_file};
-use crate::file_ref::DataFileRef;
-use crate::kv::KeyValueLayout;
+use crate::layout::kv::KeyValueLayout;
+use crate::read::bucket::{file_columns, FileRead};
+use crate::read::file_ref::DataFileRef;
 
 /// Keys of one lookup at most this many rows apart, on average, are searched by stepping from the previous one.
 const DENSE_GAP: usize = 256;
@@ -93,7 +93,7 @@ impl LookupFile {
     /// file. With rows they go to `local`, in groups of a few rows; keys only, nothing is written until
     /// the cache spills the keys (`local` is asked for a path only with rows).
     pub fn build(
-        io: &dyn FileIO,
+        io: &Arc<dyn FileIO>,
         layout: &KeyValueLayout,
         encoder: &KeyEncoder,
         file: &DataFileRef,
@@ -111,7 +111,7 @@ impl LookupFile {
         let mut file_ref = file.clone();
         file_ref.dv = None;
         let batch_rows = if spec.with_rows { 8 * 1024 } else { 64 * 1024 };
-        let batches = open_data_file(io, &file_ref, columns, false, batch_rows)?;
+        let batches = FileRead::new(columns).batch_size(batch_rows).open(io, &file_ref)?;
         let mut built = LookupFile {
             keys: None,
             bloom: None,

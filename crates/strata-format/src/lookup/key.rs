@@ -5,8 +5,8 @@ use arrow_array::{Array, BinaryArray, RecordBatch};
 use arrow_row::{RowConverter, Rows, SortField};
 use strata_spec::{BinaryRow, DataType, Datum, Error, Result};
 
-use crate::arrow_types::{array_of, to_arrow};
-use crate::kv::KeyValueLayout;
+use crate::layout::arrow_types::{array_of, to_arrow};
+use crate::layout::kv::KeyValueLayout;
 
 /// The positions of `key` in `keys` (arrow-row bytes in ascending order, as a sorted file holds them): one
 /// stretch, empty when the key is absent.

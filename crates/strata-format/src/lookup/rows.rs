@@ -55,7 +55,7 @@ impl RowCodec {
         match self {
             RowCodec::None => out.extend_from_slice(raw),
             RowCodec::Lz4 => out.extend_from_slice(&lz4_flex::block::compress(raw)),
-            RowCodec::Zstd => crate::zstd_context::compress(raw, 1, out).map_err(std::io::Error::other)?,
+            RowCodec::Zstd => crate::read::zstd_context::compress(raw, 1, out).map_err(std::io::Error::other)?,
         }
         Ok(())
     }
@@ -68,7 +68,7 @@ impl RowCodec {
             RowCodec::Lz4 => {
                 Buffer::from_vec(lz4_flex::block::decompress(&stored[at..], raw_len).map_err(|e| e.to_string())?)
             }
-            RowCodec::Zstd => Buffer::from(crate::zstd_context::decompress(&stored[at..], &[], raw_len)?),
+            RowCodec::Zstd => Buffer::from(crate::read::zstd_context::decompress(&stored[at..], &[], raw_len)?),
         };
         if raw.len() != raw_len {
             return Err(format!("a group decompressed to {} bytes, not {raw_len}", raw.len()));

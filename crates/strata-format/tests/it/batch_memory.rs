@@ -12,7 +12,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, RecordBatch};
 use common::Rec;
-use strata_format::{file_columns, open_data_file, DataFileRef, FileFormat, KvFileWriter};
+use strata_format::{file_columns, DataFileRef, FileFormat, FileRead, KvFileWriter};
 use strata_io::{FileIO, LocalFileIO};
 
 /// Thirteen-character strings (a null every 17th row): 8,192 rows hold 106,496 value bytes, which doubling
@@ -63,11 +63,12 @@ fn batches_read_hold_little_spare_capacity() {
         let io: Arc<dyn FileIO> = Arc::new(LocalFileIO::new());
         let want = recs(50_000);
         let file = written(&io, &dir.path().display().to_string(), format, &want);
-        let batches: Vec<RecordBatch> =
-            open_data_file(io.as_ref(), &file, file_columns(&common::layout()), false, 8192)
-                .unwrap()
-                .collect::<strata_spec::Result<_>>()
-                .unwrap();
+        let batches: Vec<RecordBatch> = FileRead::new(file_columns(&common::layout()))
+            .batch_size(8192)
+            .open(&io, &file)
+            .unwrap()
+            .collect::<strata_spec::Result<_>>()
+            .unwrap();
         // The rows as written, so that a compacted buffer is known to hold the right bytes.
         let mut got = Vec::new();
         for b in &batches {

@@ -16,8 +16,8 @@ use common::{batch, layout, writer_config, Rec};
 use proptest::prelude::*;
 use strata_dv::DeletionVector;
 use strata_format::{
-    file_columns, keys_first_applies, merge_read, merge_selection, open_data_file, DataFileRef, KeyValueLayout,
-    KvFileWriter, MergeConfig,
+    file_columns, keys_first_applies, merge_read, merge_selection, DataFileRef, FileRead, KeyValueLayout, KvFileWriter,
+    MergeConfig,
 };
 use strata_io::{FileIO, MemoryFileIO};
 use strata_spec::MergeEngine;
@@ -40,7 +40,7 @@ fn write_file(io: &Arc<dyn FileIO>, layout: &Arc<KeyValueLayout>, name: &str, re
 fn read_raw(io: &Arc<dyn FileIO>, layout: &KeyValueLayout, files: &[DataFileRef]) -> BTreeMap<i64, Row> {
     let mut out = BTreeMap::new();
     for f in files {
-        for b in open_data_file(io.as_ref(), f, file_columns(layout), false, 7).unwrap() {
+        for b in FileRead::new(file_columns(layout)).batch_size(7).open(io, f).unwrap() {
             collect(&b.unwrap(), &mut out);
         }
     }

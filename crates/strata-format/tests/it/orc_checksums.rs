@@ -9,7 +9,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use common::Rec;
-use strata_format::{file_columns, open_data_file, DataFileRef, FileFormat, KvFileWriter};
+use strata_format::{file_columns, DataFileRef, FileFormat, FileRead, KvFileWriter};
 use strata_io::{FileIO, MemoryFileIO};
 use strata_spec::ErrorKind;
 
@@ -32,9 +32,9 @@ fn written(io: &Arc<dyn FileIO>, compression: &str, recs: &[Rec]) -> DataFileRef
     DataFileRef::new("/t/data.orc".into(), meta, None)
 }
 
-fn read(io: &dyn FileIO, file: &DataFileRef) -> strata_spec::Result<Vec<Row>> {
+fn read(io: &Arc<dyn FileIO>, file: &DataFileRef) -> strata_spec::Result<Vec<Row>> {
     let mut rows = Vec::new();
-    for b in open_data_file(io, file, file_columns(&common::layout()), false, 8192)? {
+    for b in FileRead::new(file_columns(&common::layout())).batch_size(8192).open(io, file)? {
         let b = b?;
         let (k, v, s) = (b.column(0).as_primitive::<Int64Type>(), b.column(4).as_primitive::<Int64Type>(), b.column(5));
         let s = s.as_string::<i32>();
@@ -60,7 +60,7 @@ fn every_flipped_bit_outside_the_postscript_is_a_corrupt_error() {
         let io: Arc<dyn FileIO> = Arc::new(MemoryFileIO::new());
         let want = recs(600);
         let file = written(&io, compression, &want);
-        let clean = read(io.as_ref(), &file).unwrap();
+        let clean = read(&io, &file).unwrap();
         assert_eq!(clean, want.iter().map(|r| (r.key, r.v, r.s.clone())).collect::<Vec<_>>(), "{compression}");
         let original = io.read(&file.path).unwrap();
         assert_eq!(user_metadata(original.clone()), ["strata.block-crc32", "strata.tail-crc32"], "{compression}");
@@ -72,7 +72,7 @@ fn every_flipped_bit_outside_the_postscript_is_a_corrupt_error() {
             let mut bad = original.clone();
             bad[at] ^= 1 << (at % 8);
             io.write(&file.path, &bad).unwrap();
-            match read(io.as_ref(), &file) {
+            match read(&io, &file) {
                 Err(e) => {
                     assert_eq!(e.kind(), ErrorKind::Corrupt, "{compression} offset {at}: {e}");
                     errors += 1;
@@ -112,11 +112,11 @@ fn files_without_strata_checksums_read_unchecked() {
         out
     };
     io.write(&file.path, &plain(Vec::new())).unwrap();
-    assert_eq!(read(io.as_ref(), &file).unwrap().len(), 300);
+    assert_eq!(read(&io, &file).unwrap().len(), 300);
     io.write(&file.path, &plain(vec![("strata.block-crc33".into(), b"x".to_vec())])).unwrap();
-    let e = read(io.as_ref(), &file).unwrap_err();
+    let e = read(&io, &file).unwrap_err();
     assert!(e.kind() == ErrorKind::Corrupt && e.to_string().contains("looks like a damaged"), "{e}");
     io.write(&file.path, &plain(vec![("strata.tail-crc32".into(), b"00000000".to_vec())])).unwrap();
-    let e = read(io.as_ref(), &file).unwrap_err();
+    let e = read(&io, &file).unwrap_err();
     assert!(e.kind() == ErrorKind::Corrupt && e.to_string().contains("lacks"), "{e}");
 }

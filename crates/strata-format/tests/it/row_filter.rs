@@ -10,7 +10,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int64Type, Int8Type};
 use arrow_array::{ArrayRef, Int64Array, Int8Array, RecordBatch, StringArray};
-use strata_format::{open_data_file_pruned, CmpOp, DataFileRef, KvFileWriter, Predicate, VALUE_KIND};
+use strata_format::{CmpOp, DataFileRef, FileRead, KvFileWriter, Predicate, VALUE_KIND};
 use strata_io::{FileIO, MemoryFileIO};
 use strata_spec::{DataType, Datum, TypeRoot};
 
@@ -42,7 +42,8 @@ fn the_row_filter_keeps_matching_rows_and_every_retraction() {
         ("v".to_string(), DataType::bigint()),
         (VALUE_KIND.to_string(), DataType::not_null(TypeRoot::TinyInt)),
     ];
-    let batches = open_data_file_pruned(&io, &file, columns, false, 64, Some(Arc::new((filter, types)))).unwrap();
+    let batches =
+        FileRead::new(columns).batch_size(64).prune(Some(Arc::new((filter, types)))).open(&io, &file).unwrap();
     let mut got: Vec<(i64, i64, i8)> = Vec::new();
     for b in batches {
         let b = b.unwrap();

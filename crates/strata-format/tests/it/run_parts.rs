@@ -13,7 +13,7 @@ use arrow_array::types::Int64Type;
 use arrow_array::RecordBatch;
 use common::Rec;
 use strata_dv::DeletionVector;
-use strata_format::{merge_read, open_data_file, run_reader, DataFileRef, KvFileWriter, MergeConfig};
+use strata_format::{merge_read, run_reader, DataFileRef, FileRead, KvFileWriter, MergeConfig};
 use strata_io::{FileIO, LocalFileIO};
 
 /// Rows as (key, v, s), from batches in file layout.
@@ -81,7 +81,9 @@ fn runs_read_in_parts_return_the_whole_files_rows() {
     let big = file(&io, &base, "data-big.parquet", &old, Some(dv));
     assert!(big.meta.file_size > 16 << 20, "the file is {} bytes: not read in parts", big.meta.file_size);
 
-    let whole: Vec<RecordBatch> = open_data_file(io.as_ref(), &big, strata_format::file_columns(&layout), false, 4096)
+    let whole: Vec<RecordBatch> = FileRead::new(strata_format::file_columns(&layout))
+        .batch_size(4096)
+        .open(&io, &big)
         .unwrap()
         .map(|b| b.unwrap())
         .collect();

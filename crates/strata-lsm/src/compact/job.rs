@@ -240,7 +240,7 @@ impl UnitJob {
     fn holds_retractions(&self, file: &DataFileMeta) -> Result<bool> {
         let r = self.files.layout.file_ref(self.files.path(file), file.clone(), None)?;
         let column = vec![(strata_format::VALUE_KIND.to_string(), DataType::not_null(TypeRoot::TinyInt))];
-        for b in strata_format::open_data_file(self.files.io.as_ref(), &r, column, false, self.opts.batch_size)? {
+        for b in strata_format::FileRead::new(column).batch_size(self.opts.batch_size).open(&self.files.io, &r)? {
             self.check_cancelled()?;
             if strata_format::has_retraction(&b?, 0, &r.path)? {
                 return Ok(true);
@@ -260,7 +260,7 @@ impl UnitJob {
         columns.push((strata_format::VALUE_KIND.to_string(), DataType::not_null(TypeRoot::TinyInt)));
         let keys = strata_format::lookup::KeyEncoder::new(layout)?;
         let (mut rows_seen, mut retractions) = (0, 0);
-        for b in strata_format::open_data_file(self.files.io.as_ref(), &r, columns, false, self.opts.batch_size)? {
+        for b in strata_format::FileRead::new(columns).batch_size(self.opts.batch_size).open(&self.files.io, &r)? {
             self.check_cancelled()?;
             let b = b?;
             rows_seen += b.num_rows();

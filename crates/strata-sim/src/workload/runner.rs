@@ -234,7 +234,9 @@ impl Runner {
                 let path = self.table.data_file_path(&e).map_err(|e| e.to_string())?;
                 let file = layout.file_ref(path, e.file.clone(), None).map_err(|e| e.to_string())?;
                 let columns = strata_format::file_columns(&layout);
-                let batches = strata_format::open_data_file(self.table.io().as_ref(), &file, columns, false, 1024)
+                let batches = strata_format::FileRead::new(columns)
+                    .batch_size(1024)
+                    .open(self.table.io(), &file)
                     .map_err(|e| e.to_string())?;
                 for b in batches {
                     let b = b.map_err(|e| e.to_string())?;

@@ -137,7 +137,7 @@ impl View {
     fn build(&self, scratch: &ScratchDir, c: &Candidate) -> Result<LookupFile> {
         let file = self.layout.file_ref(c.path.clone(), c.meta.clone(), None)?;
         let local = || scratch.file(&format!("{}.lookup", c.meta.file_name));
-        LookupFile::build(self.table.io().as_ref(), &self.layout, &self.keys, &file, local, &self.spec)
+        LookupFile::build(self.table.io(), &self.layout, &self.keys, &file, local, &self.spec)
     }
 }
 

@@ -181,28 +181,84 @@ impl ReadBuilder {
         // An append table's files are all level 0 and are read as they are (deletion vectors applied).
         let append = layout.append;
         let raw_mode = self.raw_mode()?;
-        // Level 0 holds every file of an append table: never left out of its reads.
-        let skip_level0 = !append && (raw_mode || self.skip_level0);
-        let options = self.table.schema().core_options();
-        // The index manifest and the data manifests, read side by side (each a request away on a store).
+        let (deletion_files, live) = self.read_manifests(snapshot, append)?;
+        let buckets = self.files_by_bucket(&live, &layout, raw_mode)?;
+        let key_filter = self.key_filter();
+        let deletion_file =
+            |e: &ManifestEntry| deletion_files.get(&(e.partition.clone(), e.bucket, e.file.file_name.clone())).cloned();
+        let mut raw_files: Vec<(ManifestEntry, Option<DeletionFile>)> = Vec::new();
+        let mut splits = Vec::new();
+        for (_, mut entries) in buckets {
+            let raw_bucket =
+                append || raw_mode && entries.iter().all(|e| e.file.level > 0 && e.file.delete_row_count == Some(0));
+            if append {
+                check_row_ranges(&entries)?;
+                // Appended rows read in the order they were appended: a bucket's files by sequence (Paimon's
+                // bucketed append reads sort them so), ties in the order their commits added them (a stable
+                // sort of files listed in that order).
+                entries.sort_by_key(|e| e.file.min_sequence_number);
+            }
+            if raw_bucket {
+                let kept = entries
+                    .into_iter()
+                    .filter(|e| self.filter.as_ref().is_none_or(|p| self.file_may_match(p, e, &layout)));
+                raw_files.extend(kept.map(|e| {
+                    let df = deletion_file(&e);
+                    (e, df)
+                }));
+                continue;
+            }
+            let kept: Vec<ManifestEntry> = match &key_filter {
+                None => entries,
+                Some(p) => entries.into_iter().filter(|e| self.file_may_match(p, e, &layout)).collect(),
+            };
+            let Some(first) = kept.first() else { continue };
+            let mut split = DataSplit {
+                partition: first.partition.clone(),
+                bucket: first.bucket,
+                files: Vec::new(),
+                deletion_files: Vec::new(),
+                raw: false,
+                rows: None,
+                part_live_rows: None,
+            };
+            for e in &kept {
+                split.files.push((self.table.data_file_path(e)?, e.file.clone()));
+                split.deletion_files.push(deletion_file(e));
+            }
+            splits.push(split);
+        }
+        splits.extend(self.pack_raw_files(raw_files)?);
+        Ok(Plan { snapshot: Some(snapshot.id), splits })
+    }
+
+    /// The snapshot's deletion files by (partition, bucket, file) and its live files: the index manifest
+    /// and the data manifests read side by side (each a request away on a store). An append table's files
+    /// come in the order their commits added them (they break sequence ties).
+    fn read_manifests(&self, snapshot: &Snapshot, append: bool) -> Result<(DeletionFiles, Arc<Vec<ManifestEntry>>)> {
         let (deletion_files, live) = std::thread::scope(|s| {
             let dvs = s.spawn(|| self.table.deletion_files(snapshot));
-            // An append table's files in the order their commits added them (they break sequence ties).
             let live = match append {
                 true => self.table.manifest_store().and_then(|m| m.live_files_in_order(snapshot)).map(Arc::new),
                 false => self.table.live_files_shared(snapshot),
             };
             (dvs.join(), live)
         });
-        let deletion_files: HashMap<(BinaryRow, i32, String), DeletionFile> = deletion_files
+        let deletion_files = deletion_files
             .map_err(|_| strata_spec::Error::invalid("plan", "reading the deletion vectors' index panicked"))??;
-        let live = live?;
-        let mut buckets: BTreeMap<(Vec<u8>, i32), Vec<ManifestEntry>> = BTreeMap::new();
-        // Postponed files (bucket -2) stay unread until a compaction moves them into real buckets (Paimon's
-        // batch scans of postpone-bucket tables read only real buckets).
-        let table_buckets = options.bucket()?;
+        Ok((deletion_files, live?))
+    }
+
+    /// The live files the read may need, by (partition, bucket): without the level-0 files a raw read or
+    /// `skip_level0` leaves out (never an append table's: level 0 holds all its files), postponed files
+    /// (bucket -2 stays unread until a compaction moves them into real buckets, as Paimon's batch scans of
+    /// postpone-bucket tables), and buckets the read's bucket filter rules out.
+    fn files_by_bucket(&self, live: &[ManifestEntry], layout: &KeyValueLayout, raw_mode: bool) -> Result<BucketFiles> {
+        let skip_level0 = !layout.append && (raw_mode || self.skip_level0);
+        let table_buckets = self.table.schema().core_options().bucket()?;
         let postpone = table_buckets == crate::bucket_mode::POSTPONE_BUCKET;
         let bucket_hashes = self.pinned_bucket_hashes(table_buckets);
+        let mut buckets = BucketFiles::new();
         for e in live.iter().cloned() {
             layout.check_file(&e.file)?;
             if skip_level0 && e.file.level == 0 || postpone && e.bucket < 0 {
@@ -215,65 +271,22 @@ impl ReadBuilder {
             }
             buckets.entry((e.partition.serialize(), e.bucket)).or_default().push(e);
         }
-        let key_filter = self.key_filter();
-        let mut raw_files: Vec<(ManifestEntry, Option<DeletionFile>)> = Vec::new();
-        let mut splits = Vec::new();
-        for (_, entries) in buckets {
-            let raw_bucket =
-                append || raw_mode && entries.iter().all(|e| e.file.level > 0 && e.file.delete_row_count == Some(0));
-            let mut entries = entries;
-            if append {
-                check_row_ranges(&entries)?;
-                // Appended rows read in the order they were appended: a bucket's files by sequence (Paimon's
-                // bucketed append reads sort them so), ties in the order their commits added them (a stable
-                // sort of files listed in that order).
-                entries.sort_by_key(|e| e.file.min_sequence_number);
-            }
-            if raw_bucket {
-                for e in entries {
-                    if let Some(p) = &self.filter {
-                        if !self.file_may_match(p, &e, &layout) {
-                            continue;
-                        }
-                    }
-                    let df = deletion_files.get(&(e.partition.clone(), e.bucket, e.file.file_name.clone())).cloned();
-                    raw_files.push((e, df));
-                }
-            } else {
-                let kept: Vec<ManifestEntry> = match &key_filter {
-                    None => entries,
-                    Some(p) => entries.into_iter().filter(|e| self.file_may_match(p, e, &layout)).collect(),
-                };
-                if kept.is_empty() {
-                    continue;
-                }
-                let mut files = Vec::new();
-                let mut dfs = Vec::new();
-                for e in &kept {
-                    files.push((self.table.data_file_path(e)?, e.file.clone()));
-                    dfs.push(deletion_files.get(&(e.partition.clone(), e.bucket, e.file.file_name.clone())).cloned());
-                }
-                splits.push(DataSplit {
-                    partition: kept[0].partition.clone(),
-                    bucket: kept[0].bucket,
-                    files,
-                    deletion_files: dfs,
-                    raw: false,
-                    rows: None,
-                    part_live_rows: None,
-                });
-            }
-        }
-        // Raw files: bin-packed by size across buckets (`source.split.target-size`, `open-file-cost`), with
-        // splits no larger than a quarter of an even share per core, so that the work queue balances files
-        // of very different sizes. With the target alone, a table of a few target sizes made as few splits,
-        // cut wherever the sizes fell: on 2 cores, a 230 MB table read as a 128 MB and a 100 MB split, one
-        // core idle for a quarter of the scan (and 6% larger files tipped it to 30% slower).
+        Ok(buckets)
+    }
+
+    /// Raw files as splits: bin-packed by size across buckets (`source.split.target-size`,
+    /// `open-file-cost`), with splits no larger than a quarter of an even share per core, so that the work
+    /// queue balances files of very different sizes. With the target alone, a table of a few target sizes
+    /// made as few splits, cut wherever the sizes fell: on 2 cores, a 230 MB table read as a 128 MB and a
+    /// 100 MB split, one core idle for a quarter of the scan (and 6% larger files tipped it to 30% slower).
+    fn pack_raw_files(&self, raw_files: Vec<(ManifestEntry, Option<DeletionFile>)>) -> Result<Vec<DataSplit>> {
+        let options = self.table.schema().core_options();
         let open_cost = options.split_open_file_cost()? as i64;
         let total: i64 = raw_files.iter().map(|(e, _)| e.file.file_size.max(open_cost)).sum();
         let cores = strata_io::cores() as i64;
         let configured = options.split_target_size()? as i64;
         let target = configured.min((total + 4 * cores - 1) / (4 * cores)).max(1);
+        let mut splits = Vec::new();
         let mut current: Option<DataSplit> = None;
         let mut weight = 0i64;
         for (e, df) in raw_files {
@@ -304,9 +317,15 @@ impl ReadBuilder {
             weight += w;
         }
         splits.extend(current);
-        Ok(Plan { snapshot: Some(snapshot.id), splits })
+        Ok(splits)
     }
 }
+
+/// A snapshot's deletion files by (partition, bucket, data file name).
+type DeletionFiles = HashMap<(BinaryRow, i32, String), DeletionFile>;
+
+/// Live files by (serialized partition, bucket).
+type BucketFiles = BTreeMap<(Vec<u8>, i32), Vec<ManifestEntry>>;
 
 /// Refuses a bucket of an append table whose files hold the same rows: Paimon's data-evolution tables update
 /// rows by row id, writing files that cover rows other files hold (some of their columns, or all of them)

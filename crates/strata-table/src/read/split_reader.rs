@@ -6,9 +6,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use strata_format::{
-    merge_read, open_data_file_pruned, DataFileRef, KeyValueLayout, MergeConfig, Predicate, TypedPredicate,
-};
+use strata_format::{merge_read, DataFileRef, FileRead, KeyValueLayout, MergeConfig, Predicate, TypedPredicate};
 use strata_spec::{DataType, Error, Result};
 
 impl ReadBuilder {
@@ -271,7 +269,8 @@ impl SplitReader {
         }
         let values: Vec<usize> = (0..self.read_cols.len()).collect();
         for f in files {
-            let batches = open_data_file_pruned(&self.io, f, cols.clone(), false, self.batch_size, self.prune.clone())?;
+            let batches =
+                FileRead::new(cols.clone()).batch_size(self.batch_size).prune(self.prune.clone()).open(&self.io, f)?;
             for b in batches {
                 let b = b?;
                 if !append {

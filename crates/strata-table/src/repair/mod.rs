@@ -25,7 +25,7 @@ use arrow_array::{Array, Int64Array, RecordBatch};
 use arrow_row::{RowConverter, SortField};
 use serde::Serialize;
 use strata_dv::BucketedDvMaintainer;
-use strata_format::{open_data_file, read_positions, DataFileRef, KeyValueLayout, SEQUENCE_NUMBER};
+use strata_format::{DataFileRef, FileRead, KeyValueLayout, SEQUENCE_NUMBER};
 use strata_spec::{
     BinaryRow, CommitIncrement, CommitKind, CommitMessage, CompactIncrement, DataFileMeta, DataType, DvIndexBase,
     Error, ErrorKind, FileKind, ManifestEntry, Result,
@@ -241,7 +241,7 @@ fn marked_rows(
     let file = file_ref(table, layout, at, meta)?;
     let ids = RowIds::new(key_cols)?;
     let mut out = Vec::new();
-    for b in read_positions(table.io(), &file, key_cols.to_vec(), positions)? {
+    for b in FileRead::new(key_cols.to_vec()).batch_size(1024).at_positions(positions).open(table.io(), &file)? {
         out.extend(ids.of(&b?, &file.path)?);
     }
     Ok(out)
@@ -264,8 +264,7 @@ fn mark_copies(
     let (low, high) = wanted.keys().fold((i64::MAX, i64::MIN), |(l, h), (_, s)| (l.min(*s), h.max(*s)));
     for meta in files.iter().filter(|f| f.min_sequence_number <= high && f.max_sequence_number >= low) {
         let file = file_ref(table, layout, at, meta)?;
-        for b in open_data_file(table.io().as_ref(), &file, key_cols.to_vec(), true, strata_format::DEFAULT_BATCH_SIZE)?
-        {
+        for b in FileRead::new(key_cols.to_vec()).with_positions().open(table.io(), &file)? {
             let b = b?;
             let positions = b
                 .column(b.num_columns() - 1)

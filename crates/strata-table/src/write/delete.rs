@@ -11,7 +11,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, BooleanArray, RecordBatch};
 use strata_dv::DeletionVector;
-use strata_format::{file_columns, open_data_file, KeyValueLayout, Predicate, DEFAULT_BATCH_SIZE};
+use strata_format::{file_columns, FileRead, KeyValueLayout, Predicate, DEFAULT_BATCH_SIZE};
 use strata_io::FileIO;
 use strata_spec::{BinaryRow, DataType, Error, ManifestEntry, Result};
 
@@ -45,7 +45,8 @@ impl FileRows {
         vector: Option<Arc<DeletionVector>>,
     ) -> Result<impl Iterator<Item = Result<(RecordBatch, Vec<u64>)>> + use<>> {
         let file = self.layout.file_ref(path, entry.file.clone(), vector)?;
-        let batches = open_data_file(self.io.as_ref(), &file, self.columns.clone(), true, self.batch_size)?;
+        let batches =
+            FileRead::new(self.columns.clone()).with_positions().batch_size(self.batch_size).open(&self.io, &file)?;
         let value_schema = self.value_schema.clone();
         Ok(batches.filter_map(move |batch| {
             let batch = match batch {

@@ -10,12 +10,12 @@ use std::sync::Arc;
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 use strata_spec::{DataField, DataFileMeta, Error, Result, TableSchema};
 
-use crate::arrow_types::to_arrow;
-use crate::evolution::{MappingCache, SchemaHistory};
-use crate::file_ref::DataFileRef;
+use crate::layout::arrow_types::to_arrow;
+use crate::layout::evolution::{MappingCache, SchemaHistory};
+use crate::read::file_ref::DataFileRef;
 
-pub(crate) use crate::system_fields::{KEY_FIELD_ID_START, SEQUENCE_NUMBER_FIELD_ID, VALUE_KIND_FIELD_ID};
-pub use crate::system_fields::{KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
+pub(crate) use crate::layout::system_fields::{KEY_FIELD_ID_START, SEQUENCE_NUMBER_FIELD_ID, VALUE_KIND_FIELD_ID};
+pub use crate::layout::system_fields::{KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
 
 /// A row's kind (Paimon's `RowKind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -6,7 +6,7 @@ use arrow_array::{Array, ArrayRef};
 use arrow_schema::{DataType as ArrowType, TimeUnit};
 use strata_spec::{BinaryRow, DataType, Datum, Result, SimpleStats};
 
-use crate::arrow_types::datum_at;
+use crate::layout::arrow_types::datum_at;
 
 /// Min, max and null count of one column, accumulated over batches.
 #[derive(Debug, Clone, Default)]

@@ -17,7 +17,7 @@ use parking_lot::Mutex;
 use parquet::file::metadata::ParquetMetaData;
 use std::sync::OnceLock;
 
-use crate::block_crc::BlockCrcs;
+use crate::integrity::block_crc::BlockCrcs;
 use strata_io::FileIO;
 use strata_spec::{Error, Result};
 
@@ -466,7 +466,7 @@ mod tests {
     /// byte fails every read touching its block and no other, and a block is not fetched twice.
     #[test]
     fn checked_reads_return_the_files_bytes_and_fail_on_a_flipped_block() {
-        use crate::block_crc::{block_crcs, BlockCrcs};
+        use crate::integrity::block_crc::{block_crcs, BlockCrcs};
         use parquet::file::reader::ChunkReader;
         use std::io::Read;
         // xorshift: deterministic offsets without a dependency.

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use strata_spec::{CoreOptions, DataField, Datum, Error, MergeEngine, Result, TableSchema};
 
-use crate::kv::RowKind;
-use crate::sequence_group::SequenceGroups;
+use crate::layout::kv::RowKind;
+use crate::merge::sequence_group::SequenceGroups;
 
 /// An aggregate function of the aggregation engine (`fields.<f>.aggregate-function`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,7 +74,7 @@ pub struct MergeConfig {
     /// shallowest level >= 1, so only that record and level-0 records are merged; deeper copies are stale
     /// (Paimon's `LookupMergeFunction`, which Paimon applies to reads too). Without it an aggregation
     /// would count the older copies twice in tables written without deletion vectors. Needs the run levels
-    /// ([`crate::merge::MergeIterator::with_run_levels`]).
+    /// ([`crate::merge::iterator::MergeIterator::with_run_levels`]).
     pub lookup_levels: bool,
 }
 

@@ -3,7 +3,7 @@
 //!
 //! Parquet's own page CRCs are verified by the parquet crate (feature `crc`) for files whose writer recorded
 //! them (Paimon's Java writer does); the crate cannot write them, hence the footer entry for Strata's files.
-//! ORC files carry Strata's checksums in their footer's user metadata (`crate::orc_crc`).
+//! ORC files carry Strata's checksums in their footer's user metadata (`crate::integrity::orc_crc`).
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int64Type, Int8Type};
@@ -13,8 +13,8 @@ use parquet::file::metadata::ParquetMetaData;
 use parquet::file::reader::ChunkReader;
 use strata_spec::{compare_rows, DataFileMeta, DataType, Datum, Error, Result};
 
-use crate::arrow_types::datum_at;
-use crate::system_fields::{KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
+use crate::layout::arrow_types::datum_at;
+use crate::layout::system_fields::{KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
 
 /// Footer key-value metadata key holding the column chunk CRC32s: row groups separated by `;`, each the
 /// lower-case hex CRC32s of its column chunks (in column order) separated by `,`. Other Paimon readers ignore
@@ -26,7 +26,7 @@ fn corrupt(path: &str, message: impl Into<String>) -> Error {
 }
 
 /// The [`CHUNK_CRC_KEY`] value for the row groups of a file whose bytes so far are `bytes` (the writer takes
-/// them as the bytes pass, [`crate::checksummed_sink`]; tests check it against this).
+/// them as the bytes pass, [`crate::write::checksummed_sink`]; tests check it against this).
 #[cfg(test)]
 pub(crate) fn chunk_crcs(bytes: &[u8], row_groups: &[parquet::file::metadata::RowGroupMetaData]) -> Result<String> {
     let mut groups = Vec::with_capacity(row_groups.len());
@@ -208,12 +208,12 @@ pub fn reject_retractions(batch: &RecordBatch, kind: usize, path: &str, meta: &D
 pub fn count_retractions(batch: &RecordBatch, kind: usize, path: &str) -> Result<usize> {
     let kinds =
         batch.column(kind).as_primitive_opt::<Int8Type>().ok_or_else(|| corrupt(path, "_VALUE_KIND is not TINYINT"))?;
-    Ok(kinds.values().iter().filter(|k| crate::kv::RowKind::byte_is_retract(**k)).count())
+    Ok(kinds.values().iter().filter(|k| crate::layout::kv::RowKind::byte_is_retract(**k)).count())
 }
 
 /// Whether `batch` holds a retraction row (-U or -D) in its `_VALUE_KIND` column `kind`.
 pub fn has_retraction(batch: &RecordBatch, kind: usize, path: &str) -> Result<bool> {
     let kinds =
         batch.column(kind).as_primitive_opt::<Int8Type>().ok_or_else(|| corrupt(path, "_VALUE_KIND is not TINYINT"))?;
-    Ok(kinds.values().iter().any(|k| crate::kv::RowKind::byte_is_retract(*k)))
+    Ok(kinds.values().iter().any(|k| crate::layout::kv::RowKind::byte_is_retract(*k)))
 }

@@ -18,7 +18,7 @@ use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::DataType as ArrowType;
 use strata_spec::{DataType, TypeRoot, MAX_LENGTH};
 
-use crate::arrow_types::to_arrow;
+use crate::layout::arrow_types::to_arrow;
 
 /// Why a column, or one of its values, cannot be stored as asked: the row (from 0; `None` for the whole
 /// column), the value as text, and the reason.

@@ -8,15 +8,15 @@ use arrow_array::RecordBatch;
 use strata_io::FileIO;
 use strata_spec::{compare_rows, DataType, Result};
 
-use crate::file_ref::DataFileRef;
-use crate::footer_cache::FooterCache;
-use crate::kv::KeyValueLayout;
-use crate::merge::{MergeIterator, Run};
-use crate::merge_function::MergeConfig;
-use crate::reader::{open_file, FileBatches, ReadRequest};
-use crate::system_fields::{KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
-use crate::verify::RowCheck;
-use crate::writer::FileFormat;
+use crate::integrity::verify::RowCheck;
+use crate::layout::kv::KeyValueLayout;
+use crate::layout::system_fields::{KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
+use crate::merge::function::MergeConfig;
+use crate::merge::iterator::{MergeIterator, Run};
+use crate::read::file_ref::DataFileRef;
+use crate::read::footer_cache::FooterCache;
+use crate::read::reader::{open_file, FileBatches, ReadRequest, DEFAULT_BATCH_SIZE};
+use crate::write::writer::FileFormat;
 
 /// The file-layout columns of `layout` with their types (all of them).
 pub fn file_columns(layout: &KeyValueLayout) -> Vec<(String, DataType)> {
@@ -31,38 +31,99 @@ pub fn file_columns(layout: &KeyValueLayout) -> Vec<(String, DataType)> {
     cols
 }
 
-/// Opens one file with its deletion vector applied.
-pub fn open_data_file(
-    io: &dyn FileIO,
-    file: &DataFileRef,
+/// How a read of one data file fetches its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fetch {
+    /// Whole, in one request, unless a predicate or a part of the file (`DataFileRef::rows`) is read: then
+    /// only the pages the read decodes (a selective filter reads a fraction of the file), checked by the
+    /// file's block checksums, or by its column-chunk CRCs for a file that has only those (the chunks
+    /// decoded are then fetched whole).
+    Scan,
+    /// Only the byte ranges a narrow read needs (a few columns of a few row groups: point lookups).
+    Narrow,
+}
+
+/// What a read takes of one data file, and how it fetches it: the one way to open a data file. Every read
+/// applies the file's deletion vector (but for [`FileRead::at_positions`]) and checks its batches against
+/// the file's manifest entry (row count, and each batch against the file's statistics).
+#[derive(Debug, Clone)]
+pub struct FileRead {
     columns: Vec<(String, DataType)>,
     with_positions: bool,
     batch_size: usize,
-) -> Result<FileBatches> {
-    let (format, req) = whole_file_request(file, columns, with_positions, batch_size, None)?;
-    checked(open_file(io, &file.path, format, &req)?, file, &req.columns)
+    prune: Option<crate::predicate::TypedPredicate>,
+    positions: Option<Vec<u64>>,
+    fetch: Fetch,
 }
 
-/// Reads only the rows at `positions` (ascending) of a file, all `columns`, fetching only the pages that
-/// hold them (range reads).
-pub fn read_positions(
-    io: &Arc<dyn FileIO>,
-    file: &DataFileRef,
-    columns: Vec<(String, DataType)>,
-    positions: Vec<u64>,
-) -> Result<FileBatches> {
-    let format = FileFormat::from_file_name(&file.meta.file_name)?;
-    let req = ReadRequest {
-        columns,
-        dv: None,
-        with_positions: false,
-        batch_size: 1024,
-        prune: None,
-        select: Some(positions),
-        rows: None,
-        mapping: file.mapping.as_deref(),
-    };
-    checked(open_ranged(io, file, format, &req, false)?, file, &req.columns)
+impl FileRead {
+    /// A read of `columns` (file-layout names, with the types to return them as): every live row, in
+    /// batches of [`DEFAULT_BATCH_SIZE`], the file fetched whole.
+    pub fn new(columns: Vec<(String, DataType)>) -> Self {
+        FileRead {
+            columns,
+            with_positions: false,
+            batch_size: DEFAULT_BATCH_SIZE,
+            prune: None,
+            positions: None,
+            fetch: Fetch::Scan,
+        }
+    }
+
+    /// Appends a `_ROW_POSITION` column: each row's position in the file.
+    pub fn with_positions(mut self) -> Self {
+        self.with_positions = true;
+        self
+    }
+
+    /// Rows per batch.
+    pub fn batch_size(mut self, rows: usize) -> Self {
+        self.batch_size = rows;
+        self
+    }
+
+    /// Skips row groups, and pages, whose statistics rule `prune` out (rows are not filtered exactly), and
+    /// fetches only the pages read.
+    pub fn prune(mut self, prune: Option<crate::predicate::TypedPredicate>) -> Self {
+        self.prune = prune;
+        self
+    }
+
+    /// Fetches only the byte ranges the read needs, for narrow reads (a few columns of a few row groups).
+    pub fn narrow(mut self) -> Self {
+        self.fetch = Fetch::Narrow;
+        self
+    }
+
+    /// Reads only the rows at `positions` (ascending), whether deleted or not, fetching only the pages that
+    /// hold them.
+    pub fn at_positions(mut self, positions: Vec<u64>) -> Self {
+        self.positions = Some(positions);
+        self.fetch = Fetch::Narrow;
+        self
+    }
+
+    /// Opens `file` for this read.
+    pub fn open(self, io: &Arc<dyn FileIO>, file: &DataFileRef) -> Result<FileBatches> {
+        let format = FileFormat::from_file_name(&file.meta.file_name)?;
+        let select = self.positions;
+        let req = ReadRequest {
+            columns: self.columns,
+            dv: if select.is_some() { None } else { file.dv.as_deref() },
+            with_positions: self.with_positions,
+            batch_size: self.batch_size,
+            prune: self.prune,
+            rows: if select.is_some() { None } else { file.rows.clone() },
+            select,
+            mapping: file.mapping.as_deref(),
+        };
+        let batches = match self.fetch {
+            Fetch::Narrow => open_ranged(io, file, format, &req, false)?,
+            Fetch::Scan if req.prune.is_some() || req.rows.is_some() => open_ranged(io, file, format, &req, true)?,
+            Fetch::Scan => open_file(io.as_ref(), &file.path, format, &req)?,
+        };
+        checked(batches, file, &req.columns)
+    }
 }
 
 /// `file` opened for a read by ranges (`scan`: see `open_file_ranged`), with the size its manifest entry
@@ -74,7 +135,7 @@ fn open_ranged(
     req: &ReadRequest<'_>,
     scan: bool,
 ) -> Result<FileBatches> {
-    crate::reader::open_file_ranged(io, &file.path, format, req, recorded_size(file), scan, file.footers.as_ref())
+    crate::read::reader::open_file_ranged(io, &file.path, format, req, recorded_size(file), scan, file.footers.as_ref())
 }
 
 /// The size `file`'s manifest entry records, if it records one.
@@ -92,70 +153,6 @@ fn checked(batches: FileBatches, file: &DataFileRef, columns: &[(String, DataTyp
         });
     }
     Ok(batches.with_check(RowCheck::for_file(&file.meta, columns)))
-}
-
-/// [`open_data_file`], skipping row groups, and pages, whose statistics rule `prune` out.
-///
-/// With a predicate the file is read by ranges: the footer, then only the pages the read decodes (a
-/// selective filter reads a fraction of the file), checked by the file's block checksums, or by its
-/// column-chunk CRCs for a file that has only those (the chunks decoded are then fetched whole). So is a
-/// part of a file (`DataFileRef::rows`): only its pages are fetched. Otherwise the file is read whole in one
-/// request, its chunks checked.
-pub fn open_data_file_pruned(
-    io: &Arc<dyn FileIO>,
-    file: &DataFileRef,
-    columns: Vec<(String, DataType)>,
-    with_positions: bool,
-    batch_size: usize,
-    prune: Option<crate::predicate::TypedPredicate>,
-) -> Result<FileBatches> {
-    let ranged = prune.is_some() || file.rows.is_some();
-    let (format, req) = whole_file_request(file, columns, with_positions, batch_size, prune)?;
-    let batches = if ranged {
-        open_ranged(io, file, format, &req, true)?
-    } else {
-        open_file(io.as_ref(), &file.path, format, &req)?
-    };
-    checked(batches, file, &req.columns)
-}
-
-/// Like [`open_data_file_pruned`], for narrow reads (a few columns of a few row groups): only the needed
-/// byte ranges are fetched.
-pub fn open_data_file_ranged(
-    io: &Arc<dyn FileIO>,
-    file: &DataFileRef,
-    columns: Vec<(String, DataType)>,
-    with_positions: bool,
-    batch_size: usize,
-    prune: Option<crate::predicate::TypedPredicate>,
-) -> Result<FileBatches> {
-    let (format, req) = whole_file_request(file, columns, with_positions, batch_size, prune)?;
-    checked(open_ranged(io, file, format, &req, false)?, file, &req.columns)
-}
-
-/// The format of `file` and a request for its rows (its deletion vector applied), as both ways of opening
-/// a data file make it.
-fn whole_file_request(
-    file: &DataFileRef,
-    columns: Vec<(String, DataType)>,
-    with_positions: bool,
-    batch_size: usize,
-    prune: Option<crate::predicate::TypedPredicate>,
-) -> Result<(FileFormat, ReadRequest<'_>)> {
-    let format = FileFormat::from_file_name(&file.meta.file_name)?;
-    Ok((
-        format,
-        ReadRequest {
-            columns,
-            dv: file.dv.as_deref(),
-            with_positions,
-            batch_size,
-            prune,
-            select: None,
-            rows: file.rows.clone(),
-            mapping: file.mapping.as_deref(),
-        },
-    ))
 }
 
 /// The files of one sorted run, read one after another, lazily; a large file in parts of about
@@ -190,16 +187,12 @@ impl Iterator for RunReader {
                 }
             }
             let file = self.files.pop_front()?;
-            let mut parts = crate::file_parts(file, RUN_PART_BYTES, &self.footers);
+            let mut parts = crate::read::file_parts::file_parts(file, RUN_PART_BYTES, &self.footers);
             let file = parts.remove(0);
             for part in parts.into_iter().rev() {
                 self.files.push_front(part);
             }
-            let opened = match file.rows {
-                Some(_) => open_data_file_pruned(&self.io, &file, self.columns.clone(), false, self.batch_size, None),
-                None => open_data_file(self.io.as_ref(), &file, self.columns.clone(), false, self.batch_size),
-            };
-            match opened {
+            match FileRead::new(self.columns.clone()).batch_size(self.batch_size).open(&self.io, &file) {
                 Ok(f) => self.current = Some(f),
                 Err(e) => return Some(Err(e)),
             }

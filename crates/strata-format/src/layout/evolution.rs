@@ -20,8 +20,8 @@ use std::sync::Arc;
 use arrow_array::{new_null_array, ArrayRef};
 use strata_spec::{DataType, Error, Result, TableSchema};
 
-use crate::arrow_types::{normalize, to_arrow};
-use crate::system_fields::KEY_PREFIX;
+use crate::layout::arrow_types::{normalize, to_arrow};
+use crate::layout::system_fields::KEY_PREFIX;
 
 /// The schemas a table's files were written with, by id (a table's `schema/` directory).
 pub trait SchemaHistory: Send + Sync + fmt::Debug {

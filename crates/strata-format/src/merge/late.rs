@@ -20,11 +20,11 @@ use strata_dv::DeletionVector;
 use strata_io::FileIO;
 use strata_spec::{DataField, DataType, Error, MergeEngine, Result, TypeRoot};
 
-use crate::bucket_read::{file_columns, open_data_file_ranged, sorted_runs};
-use crate::file_ref::DataFileRef;
-use crate::kv::KeyValueLayout;
-use crate::merge::{MergeIterator, Run};
-use crate::merge_function::MergeConfig;
+use crate::layout::kv::KeyValueLayout;
+use crate::merge::function::MergeConfig;
+use crate::merge::iterator::{MergeIterator, Run};
+use crate::read::bucket::{file_columns, sorted_runs, FileRead};
+use crate::read::file_ref::DataFileRef;
 
 /// The value column of the keys-only merge: a record's file (its index among the split's files, high 32
 /// bits) and row (low 32 bits).
@@ -139,7 +139,7 @@ fn keys_of_run(
         // replaced under its entry is then reported by what it holds (its rows, its keys), as a whole read
         // reports it, not as a footer out of place.
         file.meta.file_size = 0;
-        let opened = open_data_file_ranged(&io, &file, columns.clone(), true, batch_size, None);
+        let opened = FileRead::new(columns.clone()).with_positions().batch_size(batch_size).narrow().open(&io, &file);
         let layout = layout.clone();
         let rows: Box<dyn Iterator<Item = Result<RecordBatch>> + Send> = match opened {
             Err(e) => Box::new(std::iter::once(Err(e))),

@@ -155,8 +155,8 @@ mod tests {
     use strata_spec::{DataType, Datum};
 
     use crate::predicate::{CmpOp, Predicate};
-    use crate::reader::{open_file, ReadRequest};
-    use crate::writer::FileFormat;
+    use crate::read::reader::{open_file, ReadRequest};
+    use crate::write::writer::FileFormat;
 
     const KEY: &str = "_KEY_id";
 
@@ -194,11 +194,11 @@ mod tests {
         w.write(&batch).unwrap();
         w.flush().unwrap();
         w.sync().unwrap();
-        let chunks = crate::verify::chunk_crcs(w.inner(), w.flushed_row_groups()).unwrap();
-        w.append_key_value_metadata(KeyValue::new(crate::verify::CHUNK_CRC_KEY.to_string(), chunks));
+        let chunks = crate::integrity::verify::chunk_crcs(w.inner(), w.flushed_row_groups()).unwrap();
+        w.append_key_value_metadata(KeyValue::new(crate::integrity::verify::CHUNK_CRC_KEY.to_string(), chunks));
         if blocks {
-            let blocks = crate::block_crc::block_crcs(w.inner());
-            w.append_key_value_metadata(KeyValue::new(crate::block_crc::BLOCK_CRC_KEY.to_string(), blocks));
+            let blocks = crate::integrity::block_crc::block_crcs(w.inner());
+            w.append_key_value_metadata(KeyValue::new(crate::integrity::block_crc::BLOCK_CRC_KEY.to_string(), blocks));
         }
         w.into_inner().unwrap()
     }
@@ -233,7 +233,7 @@ mod tests {
         let mut out = Vec::new();
         let batches = if ranged {
             let io: Arc<dyn FileIO> = Arc::new(io.clone());
-            crate::reader::open_file_ranged(&io, "f.parquet", FileFormat::Parquet, &req, None, true, None)?
+            crate::read::reader::open_file_ranged(&io, "f.parquet", FileFormat::Parquet, &req, None, true, None)?
         } else {
             open_file(io, "f.parquet", FileFormat::Parquet, &req)?
         };

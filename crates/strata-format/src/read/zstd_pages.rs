@@ -185,7 +185,8 @@ impl<R: ChunkReader> PageReader for ThreadZstdPages<R> {
 
 /// `prefix` then the zstd frames of `frames` decompressed by the thread's context, as a parquet error.
 fn decompress(frames: &[u8], prefix: &[u8], limit: usize) -> ParquetResult<Bytes> {
-    crate::zstd_context::decompress(frames, prefix, limit).map_err(|e| ParquetError::General(format!("zstd page: {e}")))
+    crate::read::zstd_context::decompress(frames, prefix, limit)
+        .map_err(|e| ParquetError::General(format!("zstd page: {e}")))
 }
 
 #[cfg(test)]

@@ -11,10 +11,10 @@ use arrow_array::{new_null_array, Array, ArrayRef, Int8Array, RecordBatch};
 use arrow_row::{RowConverter, Rows, SortField};
 use strata_spec::{DataType, Datum, Error, MergeEngine, Result};
 
-use crate::arrow_types::{array_of, datum_at};
-use crate::kv::{KeyValueLayout, RowKind};
-use crate::merge_function::{is_retract, AggFunction, AggState, MergeConfig};
-use crate::sequence_group::{GroupRow, SequenceGroups};
+use crate::layout::arrow_types::{array_of, datum_at};
+use crate::layout::kv::{KeyValueLayout, RowKind};
+use crate::merge::function::{is_retract, AggFunction, AggState, MergeConfig};
+use crate::merge::sequence_group::{GroupRow, SequenceGroups};
 
 /// What a lookup below the output level found for a key.
 pub struct LookupResult {
@@ -110,8 +110,11 @@ impl MergeIterator {
         drop_delete: bool,
         batch_size: usize,
     ) -> Result<Self> {
-        let fields: Vec<SortField> =
-            layout.key_fields.iter().map(|f| SortField::new(crate::arrow_types::to_arrow(&f.data_type))).collect();
+        let fields: Vec<SortField> = layout
+            .key_fields
+            .iter()
+            .map(|f| SortField::new(crate::layout::arrow_types::to_arrow(&f.data_type)))
+            .collect();
         let converter = RowConverter::new(fields).map_err(|e| Error::invalid("key columns", e.to_string()))?;
         let value_types = layout.value_fields.iter().map(|f| f.data_type).collect();
         let no_rows = Arc::new(converter.empty_rows(0, 0));
@@ -558,7 +561,7 @@ impl MergeIterator {
         }
     }
 
-    /// Partial-update with sequence groups (`crate::sequence_group`), record by record as Paimon's
+    /// Partial-update with sequence groups (`crate::merge::sequence_group`), record by record as Paimon's
     /// `PartialUpdateMergeFunction`: retractions clear their groups instead of being refused; a key that
     /// received no insert, or whose last retraction removed the row, ends as a DELETE.
     fn merge_sequence_groups(&self, out: &mut Vec<Merged>) -> Result<()> {

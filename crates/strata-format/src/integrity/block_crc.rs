@@ -6,7 +6,7 @@
 //! footer after them, which the decoder parses and bounds-checks). Its value is
 //! `<block bytes>:<data end>:<hex CRC32s, 8 characters each, no separator>`. A ranged read widens each fetch
 //! to whole blocks and checks them before the decoder sees a byte. Column-chunk CRCs
-//! ([`crate::verify::CHUNK_CRC_KEY`]) stay beside it for reads of whole files. Paimon's readers ignore
+//! ([`crate::integrity::verify::CHUNK_CRC_KEY`]) stay beside it for reads of whole files. Paimon's readers ignore
 //! footer keys they do not know; parquet's own page CRCs are not written by the parquet crate.
 
 use std::fmt::Write as _;
@@ -77,13 +77,13 @@ impl BlockCrcs {
     /// Strata wrote before block checksums). A malformed entry, or one covering more than the file's
     /// `len` bytes, is a corrupt file.
     pub(crate) fn from_metadata(meta: &ParquetMetaData, len: u64, path: &str) -> Result<Option<Self>> {
-        let Some(value) = crate::verify::footer_value(meta, BLOCK_CRC_KEY) else {
+        let Some(value) = crate::integrity::verify::footer_value(meta, BLOCK_CRC_KEY) else {
             return Ok(None);
         };
         Self::from_value(value, len, path).map(Some)
     }
 
-    /// The checksums of entry `value` (an ORC footer's, [`crate::orc_crc`]) of a `len`-byte file at `path`.
+    /// The checksums of entry `value` (an ORC footer's, [`crate::integrity::orc_crc`]) of a `len`-byte file at `path`.
     pub(crate) fn from_value(value: &str, len: u64, path: &str) -> Result<Self> {
         Self::parse(value, len).map_err(|m| Error::Corrupt { path: path.to_string(), message: m })
     }

@@ -5,7 +5,7 @@
 //! last fields when the file is closed:
 //!
 //! - [`BLOCK_CRC_KEY`]: the CRC32 of every fixed-size block of the stripes, from the file's first byte to
-//!   the start of its tail, in the form the parquet footers use (`crate::block_crc`);
+//!   the start of its tail, in the form the parquet footers use (`crate::integrity::block_crc`);
 //! - [`TAIL_CRC_KEY`]: the CRC32 (8 hex digits) of the metadata section as stored followed by the
 //!   decompressed footer up to these two entries: the stripes' offsets and row counts, the types, the
 //!   column names.
@@ -19,10 +19,10 @@ use bytes::Bytes;
 use prost::Message;
 use strata_spec::{Error, Result};
 
-use crate::block_crc::BlockCrcs;
+use crate::integrity::block_crc::BlockCrcs;
 
 /// User metadata name of the stripes' block CRCs (the name parquet footers use for the same entry).
-pub(crate) const BLOCK_CRC_KEY: &str = crate::block_crc::BLOCK_CRC_KEY;
+pub(crate) const BLOCK_CRC_KEY: &str = crate::integrity::block_crc::BLOCK_CRC_KEY;
 
 /// User metadata name of the tail's CRC.
 pub(crate) const TAIL_CRC_KEY: &str = "strata.tail-crc32";

@@ -13,10 +13,10 @@ use parquet::file::properties::WriterProperties;
 use strata_io::{create_file, join, FileIO};
 use strata_spec::{now_millis, BinaryRow, DataFileMeta, DataType, Error, FileSource, Result};
 
-use crate::arrow_types::datum_at;
-use crate::checksummed_sink::ChecksummedSink;
-use crate::kv::{KeyValueLayout, RowKind};
-use crate::stats::{to_simple_stats, truncate_16, ColumnStats};
+use crate::layout::arrow_types::datum_at;
+use crate::layout::kv::{KeyValueLayout, RowKind};
+use crate::write::checksummed_sink::ChecksummedSink;
+use crate::write::stats::{to_simple_stats, truncate_16, ColumnStats};
 
 /// A data file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,7 +185,7 @@ const DATA_PAGE_BYTES: usize = 32 * 1024;
 
 /// A column's dictionary stops growing here (parquet's default: 1 MiB) and the column goes on plainly
 /// encoded. A column of mostly distinct values has no dictionary at all (its file's first batch decides,
-/// [`crate::dictionary`]); one whose first batch repeats values but whose later ones do not stops at this
+/// [`crate::write::dictionary`]); one whose first batch repeats values but whose later ones do not stops at this
 /// size, where every lookup landing in its dictionary-encoded pages decoded the whole megabyte before (a
 /// one-key `get` read 10.5 MB at 1 MiB, 3.3 MB at this size).
 const DICTIONARY_PAGE_BYTES: usize = 64 * 1024;
@@ -194,7 +194,7 @@ const DICTIONARY_PAGE_BYTES: usize = 64 * 1024;
 /// a dictionary, which for unique keys only costs a lookup a dictionary page to decode before its one page.
 ///
 /// Other columns keep parquet's dictionary where the file's first batch (`first`, as stored) says it pays,
-/// as parquet-mr decides on a column's first page ([`crate::dictionary`]).
+/// as parquet-mr decides on a column's first page ([`crate::write::dictionary`]).
 fn parquet_properties(
     layout: &KeyValueLayout,
     compression: Compression,
@@ -209,7 +209,7 @@ fn parquet_properties(
         .set_dictionary_page_size_limit(DICTIONARY_PAGE_BYTES);
     let mut keys = Vec::new();
     for k in &layout.key_fields {
-        let stored = if layout.thin { k.name.clone() } else { format!("{}{}", crate::kv::KEY_PREFIX, k.name) };
+        let stored = if layout.thin { k.name.clone() } else { format!("{}{}", crate::layout::kv::KEY_PREFIX, k.name) };
         let path = parquet::schema::types::ColumnPath::from(stored.clone());
         b = b.set_column_data_page_size_limit(path.clone(), KEY_PAGE_BYTES).set_column_dictionary_enabled(path, false);
         keys.push(stored);
@@ -219,7 +219,7 @@ fn parquet_properties(
         if keys.contains(field.name()) || field.data_type().is_nested() {
             continue;
         }
-        if !crate::dictionary::dictionary_pays(column.as_ref()) {
+        if !crate::write::dictionary::dictionary_pays(column.as_ref()) {
             b = b.set_column_dictionary_enabled(parquet::schema::types::ColumnPath::from(field.name().clone()), false);
         }
     }
@@ -412,12 +412,12 @@ impl KvFileWriter {
             Sink::Parquet(w) => parquet_close(*w)?,
             Sink::Orc(w, buf, _) => {
                 // The stripes are all out when orc-rust asks for the footer's entries: their block CRCs are
-                // sealed there, beside the tail's CRC (`crate::orc_crc`).
+                // sealed there, beside the tail's CRC (`crate::integrity::orc_crc`).
                 let mut sealed: Option<Error> = None;
                 let entries = |metadata: &[u8], footer: &[u8]| {
                     let blocks = buf.0.lock().map_err(|_| Error::invalid("orc writer", "poisoned sink"));
                     match blocks.and_then(|mut sink| sink.seal_blocks()) {
-                        Ok(blocks) => crate::orc_crc::footer_items(metadata, footer, blocks),
+                        Ok(blocks) => crate::integrity::orc_crc::footer_items(metadata, footer, blocks),
                         Err(e) => {
                             sealed = Some(e);
                             Vec::new()
@@ -535,8 +535,8 @@ fn parquet_close(mut w: ArrowWriter<ChecksummedSink>) -> Result<u64> {
     w.flush().map_err(|e| parquet_error(&mut w, "parquet close", e))?;
     row_groups_out(&mut w)?;
     let (blocks, chunks) = w.inner_mut().seal()?;
-    w.append_key_value_metadata(KeyValue::new(crate::verify::CHUNK_CRC_KEY.to_string(), chunks));
-    w.append_key_value_metadata(KeyValue::new(crate::block_crc::BLOCK_CRC_KEY.to_string(), blocks));
+    w.append_key_value_metadata(KeyValue::new(crate::integrity::verify::CHUNK_CRC_KEY.to_string(), chunks));
+    w.append_key_value_metadata(KeyValue::new(crate::integrity::block_crc::BLOCK_CRC_KEY.to_string(), blocks));
     // The footer is written and synced while the sink is still reachable for its error.
     w.finish().map_err(|e| parquet_error(&mut w, "parquet close", e))?;
     w.sync().map_err(|e| parquet_error(&mut w, "parquet close", e))?;

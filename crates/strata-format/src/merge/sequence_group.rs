@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use strata_spec::{DataField, Datum, Error, Result};
 
-use crate::merge_function::{AggFunction, AggState};
+use crate::merge::function::{AggFunction, AggState};
 
 /// A key's row while its records are merged.
 #[derive(Debug, Clone, Default)]

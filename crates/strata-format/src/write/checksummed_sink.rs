@@ -1,5 +1,5 @@
 //! A data file's bytes on their way to storage, with the checksums Strata records in its footer taken as
-//! they pass ([`crate::block_crc`]'s block CRCs and [`crate::verify`]'s column-chunk CRCs).
+//! they pass ([`crate::integrity::block_crc`]'s block CRCs and [`crate::integrity::verify`]'s column-chunk CRCs).
 //!
 //! The file is never whole in memory: the block checksums are running CRCs, and a column chunk's CRC is
 //! taken once its row group is out, from the bytes kept since the previous one. Those are the row group
@@ -13,7 +13,7 @@ use parquet::file::metadata::RowGroupMetaData;
 use strata_io::FileSink;
 use strata_spec::{Error, Result};
 
-use crate::block_crc::BlockCrcBuilder;
+use crate::integrity::block_crc::BlockCrcBuilder;
 
 /// Bytes per piece of the kept row group.
 const PIECE_BYTES: usize = 1 << 20;
@@ -197,9 +197,9 @@ mod tests {
     use strata_io::{FileIO, LocalFileIO, MemoryFileIO};
     use strata_spec::{DataType, ErrorKind};
 
-    use crate::kv::KeyValueLayout;
+    use crate::layout::kv::KeyValueLayout;
     use crate::test_files::{config, layout};
-    use crate::writer::KvFileWriter;
+    use crate::write::writer::KvFileWriter;
 
     /// 32 pseudo-random hex characters per row (incompressible enough to fill row groups).
     fn rows(layout: &KeyValueLayout, n: i64) -> RecordBatch {
@@ -246,22 +246,30 @@ mod tests {
             assert!(groups.len() >= 4, "{} row groups", groups.len());
             let data_end = groups.iter().flat_map(|g| g.columns()).map(|c| c.byte_range()).map(|(s, n)| s + n).max();
             let data_end = data_end.unwrap() as usize;
-            let footer = |key: &str| crate::verify::footer_value(&pq, key).unwrap().to_string();
-            assert_eq!(footer(crate::block_crc::BLOCK_CRC_KEY), crate::block_crc::block_crcs(&bytes[..data_end]));
-            assert_eq!(footer(crate::verify::CHUNK_CRC_KEY), crate::verify::chunk_crcs(&bytes, groups).unwrap());
+            let footer = |key: &str| crate::integrity::verify::footer_value(&pq, key).unwrap().to_string();
+            assert_eq!(
+                footer(crate::integrity::block_crc::BLOCK_CRC_KEY),
+                crate::integrity::block_crc::block_crcs(&bytes[..data_end])
+            );
+            assert_eq!(
+                footer(crate::integrity::verify::CHUNK_CRC_KEY),
+                crate::integrity::verify::chunk_crcs(&bytes, groups).unwrap()
+            );
             let back: Vec<RecordBatch> = reader.build().unwrap().map(|b| b.unwrap()).collect();
             let back = arrow_select::concat::concat_batches(&back[0].schema(), &back).unwrap();
             assert_eq!(back.columns(), input.columns());
 
             let file = crate::DataFileRef::new(path.clone(), meta, None);
             let columns = vec![("id".to_string(), DataType::bigint()), ("s".to_string(), DataType::string())];
-            let read = crate::open_data_file_pruned(&io, &file, columns.clone(), false, 4096, None).unwrap();
+            let read = crate::FileRead::new(columns.clone()).batch_size(4096).open(&io, &file).unwrap();
             assert_eq!(read.map(|b| b.unwrap().num_rows()).sum::<usize>(), 60_000);
             // A byte flipped in the last row group's data is found by the recorded checksums.
             let mut damaged = bytes.clone();
             damaged[data_end - 100] ^= 0x40;
             io.write(&path, &damaged).unwrap();
-            let read = crate::open_data_file_pruned(&io, &file, columns, false, 4096, None)
+            let read = crate::FileRead::new(columns)
+                .batch_size(4096)
+                .open(&io, &file)
                 .and_then(|batches| batches.collect::<strata_spec::Result<Vec<_>>>());
             assert_eq!(read.err().map(|e| e.kind()), Some(ErrorKind::Corrupt));
         }

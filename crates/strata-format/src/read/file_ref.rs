@@ -6,8 +6,8 @@ use std::sync::Arc;
 use strata_dv::DeletionVector;
 use strata_spec::DataFileMeta;
 
-use crate::evolution::ColumnMapping;
-use crate::footer_cache::FooterCache;
+use crate::layout::evolution::ColumnMapping;
+use crate::read::footer_cache::FooterCache;
 
 /// A data file to read: where it is, what the manifest says of it, and its deletion vector.
 #[derive(Clone, Debug)]
