@@ -14,7 +14,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use crate::error::{Error, Result};
-use crate::types::{compare_f64, DataType, TypeRoot};
+use crate::schema::types::{compare_f64, DataType, TypeRoot};
 
 /// One non-null value of an atomic type.
 #[derive(Debug, Clone, PartialEq)]

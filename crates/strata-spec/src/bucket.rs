@@ -6,7 +6,7 @@
 
 use crate::binary_row::{BinaryRow, Datum};
 use crate::error::{Error, Result};
-use crate::types::DataType;
+use crate::schema::types::DataType;
 
 /// The bucket for a bucket-key hash (Java's `Math.abs(hash % numBuckets)`).
 pub fn bucket_of_hash(hash: i32, num_buckets: i32) -> Result<i32> {

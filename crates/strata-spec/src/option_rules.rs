@@ -28,8 +28,8 @@ use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 use crate::options::{self as o, CoreOptions, MergeEngine};
+use crate::schema::types::TypeRoot;
 use crate::schema::TableSchema;
-use crate::types::TypeRoot;
 
 /// How `create` and `alter` treat option keys that are neither Strata's nor a known Paimon option.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::file_name::{check_file_name, check_opt_file_name};
+use crate::manifest::file_name::{check_file_name, check_opt_file_name};
 
 /// The snapshot format version Strata writes.
 pub const SNAPSHOT_VERSION: i32 = 3;

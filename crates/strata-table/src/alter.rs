@@ -11,7 +11,7 @@ use strata_spec::{
     apply_schema_changes, option_rules, options_after_renames, Error, OptionPolicy, Result, SchemaChange, TableSchema,
 };
 
-use crate::bucket_mode::{check_writable, WritePurpose};
+use crate::bucket::mode::{check_writable, WritePurpose};
 use crate::table::Table;
 
 /// One alter of a table: everything in it becomes a single new schema. Options are edited first (unset,
@@ -115,7 +115,7 @@ impl Table {
                 ),
             ));
         }
-        crate::table_writer::TableWriter::new(self, "strata-alter")?.compact(true)?;
+        crate::write::table_writer::TableWriter::new(self, "strata-alter")?.compact(true)?;
         let s = self.snapshot(None)?.ok_or_else(|| Error::invalid("alter", "snapshot vanished"))?;
         if !self.is_fully_compacted(&s)? {
             return Err(Error::Conflict { message: "the table changed during the full compaction; retry".into() });

@@ -123,9 +123,10 @@ pub fn create_branch(table: &Table, name: &str, from_tag: Option<&str>) -> Resul
         Some(tag_name) => {
             let tags = table.tag_manager();
             let tag = tags.get_required(tag_name)?;
-            let branch_tags = crate::tag::TagManager::new(io.clone(), &dir);
+            let branch_tags = crate::maintenance::tag::TagManager::new(io.clone(), &dir);
             copy(&tags.tag_path(tag_name)?, &branch_tags.tag_path(tag_name)?)?;
-            let to = crate::snapshot_manager::SnapshotManager::new(io.clone(), &dir).snapshot_path(tag.snapshot.id);
+            let to =
+                crate::meta::snapshot_manager::SnapshotManager::new(io.clone(), &dir).snapshot_path(tag.snapshot.id);
             // The tag holds its snapshot: written from it when the table's file has expired.
             match copy(&table.snapshot_manager().snapshot_path(tag.snapshot.id), &to) {
                 Err(e) if e.kind() == ErrorKind::NotFound => put(&to, tag.snapshot.to_json()?.as_bytes())?,
@@ -134,7 +135,7 @@ pub fn create_branch(table: &Table, name: &str, from_tag: Option<&str>) -> Resul
             tag.snapshot.schema_id
         }
     };
-    let branch_schemas = crate::schema_manager::SchemaManager::new(io.clone(), &dir);
+    let branch_schemas = crate::meta::schema_manager::SchemaManager::new(io.clone(), &dir);
     for id in schemas.list_ids()?.into_iter().filter(|&id| id <= last_schema) {
         copy(&schemas.schema_path(id), &branch_schemas.schema_path(id))?;
     }

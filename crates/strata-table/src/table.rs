@@ -16,10 +16,10 @@ use crate::commit::{FileStoreCommit, RetryPolicy};
 
 /// Paimon's option naming the roots under which data files may live outside the table.
 pub(crate) const EXTERNAL_PATHS_OPTION: &str = "data-file.external-paths";
-use crate::manifest_io::ManifestStore;
-use crate::paths::{partition_path, PathFactory};
-use crate::schema_manager::{SchemaHistoryCache, SchemaManager};
-use crate::snapshot_manager::SnapshotManager;
+use crate::meta::manifest_io::ManifestStore;
+use crate::meta::paths::{partition_path, PathFactory};
+use crate::meta::schema_manager::{SchemaHistoryCache, SchemaManager};
+use crate::meta::snapshot_manager::SnapshotManager;
 use strata_format::KeyValueLayout;
 
 /// Where one data file's deletion vector is (Paimon's `DeletionFile`): the index file and the entry's range.
@@ -95,7 +95,7 @@ impl Table {
         schema.validate()?;
         option_rules::check_options(&schema)?;
         // A table every write would refuse is not created (an append table, a cross-partition one, ...).
-        crate::bucket_mode::check_writable(&schema, crate::bucket_mode::WritePurpose::Rows)?;
+        crate::bucket::mode::check_writable(&schema, crate::bucket::mode::WritePurpose::Rows)?;
         let schemas = SchemaManager::new(io.clone(), path);
         if !schemas.list_ids()?.is_empty() {
             return Err(Error::AlreadyExists { path: path.to_string() });
@@ -320,7 +320,7 @@ impl Table {
         )
         .with_foreign_compaction_window(self.foreign_compaction_window()?)
         .with_dv_index_by_name(
-            crate::bucket_mode::BucketMode::of(&self.schema)? == crate::bucket_mode::BucketMode::Unaware,
+            crate::bucket::mode::BucketMode::of(&self.schema)? == crate::bucket::mode::BucketMode::Unaware,
         ))
     }
 
@@ -330,7 +330,7 @@ impl Table {
     /// (`ConflictDetection`'s unaware-bucket check), so a vector Strata wrote meanwhile fails that commit
     /// instead of being lost.
     pub(crate) fn foreign_compaction_window(&self) -> Result<std::time::Duration> {
-        if crate::bucket_mode::BucketMode::of(&self.schema)? == crate::bucket_mode::BucketMode::Unaware {
+        if crate::bucket::mode::BucketMode::of(&self.schema)? == crate::bucket::mode::BucketMode::Unaware {
             return Ok(std::time::Duration::ZERO);
         }
         match self.foreign_compaction_window {
@@ -475,8 +475,8 @@ impl Table {
         };
         let vectors = AppendDvMaintainer::restore(self.io.as_ref(), &files, bitmap64)?;
         // A fixed bucket keeps one index file, which commits replace whole; an unaware partition keeps many.
-        Ok(match crate::bucket_mode::BucketMode::of(&self.schema)? {
-            crate::bucket_mode::BucketMode::Unaware => vectors,
+        Ok(match crate::bucket::mode::BucketMode::of(&self.schema)? {
+            crate::bucket::mode::BucketMode::Unaware => vectors,
             _ => vectors.whole_bucket(),
         })
     }
@@ -683,13 +683,13 @@ impl Table {
         if matched == dvs.len() {
             return Ok(Vec::new());
         }
-        let live = crate::orphan_vectors::LiveNames::new(&files);
+        let live = crate::read::orphan_vectors::LiveNames::new(&files);
         let options = self.schema.core_options();
         let mut prefixes = vec!["data-"];
         prefixes.extend(options.get("data-file.prefix").filter(|p| !p.is_empty()));
         let mut orphans = Vec::new();
         for ((p, b, name), df) in dvs.iter().filter(|((p, b, n), _)| !live.contains((p, *b), n)) {
-            if let Some(why) = crate::orphan_vectors::damage(name, (p, *b), &live, &prefixes) {
+            if let Some(why) = crate::read::orphan_vectors::damage(name, (p, *b), &live, &prefixes) {
                 return Err(Error::Corrupt {
                     path: df.path.clone(),
                     message: format!(

@@ -1,8 +1,8 @@
 //! Writing to a table: rows routed to (partition, bucket) writers, each a merge-tree writer, by the table's
-//! bucket mode (`crate::bucket_mode`): Paimon's bucket function for fixed buckets, the partition's hash index
-//! for dynamic buckets (`crate::dynamic_bucket`); `prepare_commit` turns the writers' increments into commit
+//! bucket mode (`crate::bucket::mode`): Paimon's bucket function for fixed buckets, the partition's hash index
+//! for dynamic buckets (`crate::bucket::dynamic`); `prepare_commit` turns the writers' increments into commit
 //! messages, buckets in parallel. A compaction of a postpone-bucket table also replays its postponed rows
-//! into real buckets (`crate::postpone`).
+//! into real buckets (`crate::bucket::postpone`).
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch};
@@ -13,16 +13,18 @@ use strata_spec::{
     bucket_of, BinaryRow, DataType, Error, IndexManifestEntry, ManifestEntry, Result, Snapshot, HASH_INDEX,
 };
 
-use crate::bucket_mode::{check_writable, BucketMode, WritePurpose, POSTPONE_BUCKET};
-use crate::dynamic_bucket::DynamicBuckets;
-use crate::paths::partition_path;
+use crate::bucket::dynamic::DynamicBuckets;
+use crate::bucket::mode::{check_writable, BucketMode, WritePurpose, POSTPONE_BUCKET};
+use crate::meta::paths::partition_path;
 use crate::table::Table;
 use strata_spec::CommitMessage;
 
 mod bucket_files;
 mod conform;
 mod delete;
+pub(crate) mod distributed;
 mod route;
+pub(crate) mod table_writer;
 mod update;
 
 use bucket_files::BucketFiles;
@@ -59,7 +61,7 @@ enum Routing {
     /// The partition's hash index.
     Dynamic(DynamicBuckets),
     /// A postpone-bucket table being compacted: the bucket-key hash modulo the partition's real bucket count
-    /// (serialized partition -> count; `crate::postpone::bucket_counts`).
+    /// (serialized partition -> count; `crate::bucket::postpone::bucket_counts`).
     Postpone(HashMap<Vec<u8>, i32>),
 }
 
@@ -263,7 +265,7 @@ impl TableWrite {
         if self.purpose != WritePurpose::Rows || !self.table.schema().core_options().deletion_vectors_enabled()? {
             return Ok(None);
         }
-        crate::foreign_compaction::compacted_by_another_engine(&self.table, base, partition, bucket)
+        crate::commit::foreign_compaction::compacted_by_another_engine(&self.table, base, partition, bucket)
     }
 
     /// Moves the base to the latest snapshot and drops the append writers opened on an older one that hold
@@ -456,7 +458,7 @@ impl TableWrite {
     ///
     /// In a postpone-bucket table the postponed files' rows are replayed, in commit order, into the real
     /// buckets of their partition and the postponed files are removed by the same commit (Paimon's postpone
-    /// compaction, `crate::postpone`): batch reads see those rows from then on.
+    /// compaction, `crate::bucket::postpone`): batch reads see those rows from then on.
     pub fn open_all_buckets(&mut self) -> Result<()> {
         let postpone = matches!(self.routing, Routing::Postpone(_));
         if postpone {
@@ -464,7 +466,7 @@ impl TableWrite {
             self.refresh_base()?;
             let live: Vec<ManifestEntry> = self.live()?.values().flatten().cloned().collect();
             self.routing =
-                Routing::Postpone(crate::postpone::bucket_counts(&live, &self.table.schema().core_options())?);
+                Routing::Postpone(crate::bucket::postpone::bucket_counts(&live, &self.table.schema().core_options())?);
         }
         if self.table.schema().primary_keys.is_empty() {
             self.drop_stale_append_writers()?;
@@ -497,12 +499,12 @@ impl TableWrite {
     fn move_postponed_rows(&mut self) -> Result<()> {
         let Some(snapshot) = self.base.clone() else { return Ok(()) };
         let live: Vec<ManifestEntry> = self.live()?.values().flatten().cloned().collect();
-        let files = crate::postpone::postponed_in_replay_order(&self.table, &snapshot, &live)?;
+        let files = crate::bucket::postpone::postponed_in_replay_order(&self.table, &snapshot, &live)?;
         let _span = tracing::info_span!("move_postponed_rows", files = files.len()).entered();
         let table = self.table.clone();
         let mut removed: BTreeMap<Vec<u8>, CommitMessage> = BTreeMap::new();
         for e in files {
-            crate::postpone::read_postponed(&table, &e, &mut |values, kinds| self.write_rows(&values, &kinds))?;
+            crate::bucket::postpone::read_postponed(&table, &e, &mut |values, kinds| self.write_rows(&values, &kinds))?;
             removed
                 .entry(e.partition.serialize())
                 .or_insert_with(|| CommitMessage {
@@ -563,7 +565,7 @@ impl TableWrite {
         }
         if matches!(self.routing, Routing::Postpone(_)) {
             for m in self.carried.iter_mut() {
-                crate::postpone::as_compaction(&self.table, m);
+                crate::bucket::postpone::as_compaction(&self.table, m);
             }
         }
         self.append_writers_checked = false;

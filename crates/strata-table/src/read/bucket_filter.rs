@@ -10,7 +10,7 @@
 use strata_format::{CmpOp, Predicate};
 use strata_spec::{key_hash, DataType, Datum, TypeRoot};
 
-use crate::point_read::KeyBuckets;
+use crate::read::point_read::KeyBuckets;
 
 /// More value combinations than this and the filter is not used for pruning (it would cost more than it
 /// saves).

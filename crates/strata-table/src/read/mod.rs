@@ -17,9 +17,14 @@ use strata_spec::{Error, MergeEngine, Result, Snapshot};
 use crate::table::Table;
 
 mod bucket_filter;
+pub(crate) mod orphan_vectors;
 mod plan;
+pub(crate) mod point_read;
 mod prefetch;
+pub(crate) mod query;
+pub(crate) mod scan;
 mod split_reader;
+pub(crate) mod time_travel;
 
 pub use plan::{DataSplit, Plan};
 pub use split_reader::BatchStream;

@@ -256,7 +256,7 @@ impl ReadBuilder {
     fn files_by_bucket(&self, live: &[ManifestEntry], layout: &KeyValueLayout, raw_mode: bool) -> Result<BucketFiles> {
         let skip_level0 = !layout.append && (raw_mode || self.skip_level0);
         let table_buckets = self.table.schema().core_options().bucket()?;
-        let postpone = table_buckets == crate::bucket_mode::POSTPONE_BUCKET;
+        let postpone = table_buckets == crate::bucket::mode::POSTPONE_BUCKET;
         let bucket_hashes = self.pinned_bucket_hashes(table_buckets);
         let mut buckets = BucketFiles::new();
         for e in live.iter().cloned() {

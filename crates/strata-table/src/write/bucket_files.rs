@@ -5,7 +5,7 @@ use strata_lsm::{AppendBucket, AppendCompaction, AppendWriter, MergeTreeWriter};
 use strata_spec::{BinaryRow, CommitIncrement, DataFileMeta, Result};
 
 use super::{Prepare, Routing, TableWrite};
-use crate::bucket_mode::WritePurpose;
+use crate::bucket::mode::WritePurpose;
 
 impl TableWrite {
     /// An append table's bucket writer, on the base snapshot's `files`.

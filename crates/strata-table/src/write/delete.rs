@@ -16,7 +16,7 @@ use strata_io::FileIO;
 use strata_spec::{BinaryRow, DataType, Error, ManifestEntry, Result};
 
 use super::{BucketFiles, TableWrite};
-use crate::bucket_mode::WritePurpose;
+use crate::bucket::mode::WritePurpose;
 
 /// A live file some of whose rows a row-level change takes.
 pub(super) struct TouchedFile {

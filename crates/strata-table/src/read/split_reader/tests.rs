@@ -24,7 +24,7 @@ fn batch(ids: &[i64], round: i64) -> RecordBatch {
 
 fn commit(t: &Table, w: &mut TableWrite) {
     let messages = w.prepare_commit_waiting().unwrap();
-    crate::batch_commit::commit_batch("test", t, w, messages, None).unwrap();
+    crate::commit::batch::commit_batch("test", t, w, messages, None).unwrap();
 }
 
 /// A merge split whose files are read in parts after the keys-first merge returns the model's rows: each
