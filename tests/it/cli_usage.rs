@@ -190,3 +190,19 @@ fn sql_errors_are_typed_and_end_a_piped_script() {
     let (code, out, _) = sql(&wh, &["--json", "SELECT count(*) AS n FROM db.t"], "");
     assert_eq!((code, out.as_str()), (0, "{\"n\":0}\n"));
 }
+
+#[test]
+fn inspect_says_an_append_table_has_no_keys_and_option_errors_name_their_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("events").to_string_lossy().into_owned();
+    assert_eq!(strata(&["create", &t, "--schema", "id BIGINT, v STRING"]).0, 0);
+    let (code, out, err) = strata(&["inspect", &t]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("keys      none: an append table"), "{out}");
+    let (code, _, err) = strata(&["alter", &t, "--set", "noequals"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("invalid --set: 'noequals' is not KEY=VALUE"), "{err}");
+    let (code, _, err) = strata(&["--store-option", "s3.region", "inspect", &t]);
+    assert_eq!(code, 2);
+    assert!(err.contains("invalid --store-option:"), "{err}");
+}

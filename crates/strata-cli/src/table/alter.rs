@@ -8,14 +8,54 @@ use clap::ArgMatches;
 use strata_spec::{parse_columns, ColumnMove, DataType, Error, SchemaChange};
 use strata_table::{AlterTable, OptionPolicy};
 
-/// The command-line flags of `strata alter`.
+use crate::context::{parse_options, Context};
+use crate::output::report;
+use crate::progress::Progress;
+
+/// `strata alter`'s arguments.
+#[derive(clap::Args, Debug)]
 pub(crate) struct AlterArgs {
-    pub table_dir: String,
-    pub set: Vec<String>,
-    pub unset: Vec<String>,
-    pub compact: bool,
-    pub allow_unknown_options: bool,
-    pub json: bool,
+    /// The table directory.
+    table_dir: String,
+    /// Set an option, key=value; repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Remove an option; repeatable.
+    #[arg(long = "unset", value_name = "KEY")]
+    unset: Vec<String>,
+    /// Add a nullable column: 'NAME TYPE' or "NAME TYPE COMMENT 'text'"; repeatable.
+    #[arg(long = "add-column", value_name = "NAME TYPE")]
+    #[allow(dead_code)] // read by position, from the matches
+    add_column: Vec<String>,
+    /// Place the column of the --add-column just before this flag after column X.
+    #[arg(long = "after", value_name = "X")]
+    #[allow(dead_code)] // read by position, from the matches
+    after: Vec<String>,
+    /// Place the column of the --add-column just before this flag first.
+    #[arg(long = "first", num_args = 0, default_missing_value = "true", action = clap::ArgAction::Append)]
+    #[allow(dead_code)] // read by position, from the matches
+    first: Vec<bool>,
+    /// Drop a column; repeatable.
+    #[arg(long = "drop-column", value_name = "NAME")]
+    #[allow(dead_code)] // read by position, from the matches
+    drop_column: Vec<String>,
+    /// Rename a column, OLD=NEW; repeatable.
+    #[arg(long = "rename-column", value_name = "OLD=NEW")]
+    #[allow(dead_code)] // read by position, from the matches
+    rename_column: Vec<String>,
+    /// Widen a column's type, NAME=TYPE (e.g. v=BIGINT, s=VARCHAR(20)); repeatable.
+    #[arg(long = "column-type", value_name = "NAME=TYPE")]
+    #[allow(dead_code)] // read by position, from the matches
+    column_type: Vec<String>,
+    /// Run the full compaction a deletion-vector switch needs.
+    #[arg(long)]
+    compact: bool,
+    /// Keep option keys that are neither Strata's nor Paimon's instead of refusing them.
+    #[arg(long = "allow-unknown-options")]
+    allow_unknown_options: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// One column flag, where it stood on the command line.
@@ -120,20 +160,20 @@ pub(crate) fn column_changes(matches: &ArgMatches) -> Result<Vec<SchemaChange>, 
 }
 
 /// Runs `strata alter`.
-pub(crate) fn run(args: AlterArgs, matches: Option<&ArgMatches>) -> Result<(), Error> {
+pub(crate) fn run(ctx: &Context, args: AlterArgs, matches: Option<&ArgMatches>) -> Result<(), Error> {
     let columns = match matches {
         Some(m) => column_changes(m)?,
         None => Vec::new(),
     };
-    let table = crate::open_table(&args.table_dir)?;
+    let table = ctx.open_table(&args.table_dir)?;
     let alter = AlterTable {
-        set: crate::parse_options(&args.set)?,
+        set: parse_options("--set", &args.set)?,
         unset: args.unset,
         columns,
         compact_if_needed: args.compact,
         policy: OptionPolicy { allow_unknown_options: args.allow_unknown_options },
     };
-    let progress = crate::Progress::start("altering (compacting if needed)");
+    let progress = Progress::start("altering (compacting if needed)");
     let altered = table.alter(&alter)?;
     progress.finish();
     let schema = altered.schema();
@@ -149,7 +189,7 @@ pub(crate) fn run(args: AlterArgs, matches: Option<&ArgMatches>) -> Result<(), E
         (true, true) => format!("table {} now at schema {id}", altered.path()),
         (true, false) => format!("table {} now at schema {id} ({})", altered.path(), described.join(", ")),
     };
-    crate::report(
+    report(
         args.json,
         &serde_json::json!({
             "schemaId": id, "changed": changed, "options": schema.options, "fields": fields,

@@ -7,7 +7,7 @@ use arrow_array::RecordBatch;
 use strata_spec::Error;
 use strata_table::{FollowOptions, IncrementalMode, ReadBuilder, StartFrom, StreamScan, Table};
 
-use crate::OutputFormat;
+use crate::output::{write_batches, OutputFormat};
 
 /// The flags of `strata scan` for incremental and streaming reads.
 #[derive(clap::Args, Debug, Default)]
@@ -175,7 +175,7 @@ impl RowPrinter {
         if batches.iter().all(|b| b.num_rows() == 0) {
             return Ok(());
         }
-        crate::write_batches(batches, self.format, !self.header_done)?;
+        write_batches(batches, self.format, !self.header_done)?;
         self.header_done = true;
         Ok(())
     }

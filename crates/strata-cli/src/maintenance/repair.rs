@@ -1,7 +1,8 @@
 //! `strata repair`: restores the deletes that deletion vectors recorded on files no longer live (a Paimon 1.4
 //! writer's stale vectors after another engine compacted its bucket) and drops orphan vectors.
 
-use crate::Error;
+use crate::context::Context;
+use strata_spec::Error;
 
 /// `strata repair`'s arguments.
 #[derive(clap::Args, Debug)]
@@ -20,8 +21,8 @@ pub(crate) struct RepairArgs {
     json: bool,
 }
 
-pub(crate) fn run(args: RepairArgs) -> Result<(), Error> {
-    let mut table = crate::open_table(&args.table_dir)?;
+pub(crate) fn run(ctx: &Context, args: RepairArgs) -> Result<(), Error> {
+    let mut table = ctx.open_table(&args.table_dir)?;
     if args.ignore_foreign_compactions {
         table.set_foreign_compaction_window(std::time::Duration::ZERO);
     }

@@ -2,17 +2,59 @@
 
 use strata_spec::Error;
 
-use crate::{absolute, report};
+use crate::context::{absolute, location, Context};
+use crate::output::report;
+
+/// `strata replay`'s arguments.
+#[derive(clap::Args, Debug)]
+pub(crate) struct ReplayArgs {
+    /// The workload (JSON lines, docs/WORKLOADS.md).
+    file: String,
+    /// Fail a storage operation in this share of the commits (0..=1).
+    #[arg(long, default_value_t = 0.0)]
+    faults: f64,
+    /// Where the table goes (a temporary directory by default).
+    #[arg(long)]
+    dir: Option<String>,
+    /// On a divergence, shrink the workload and write it here.
+    #[arg(long)]
+    shrink: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `strata soak`'s arguments.
+#[derive(clap::Args, Debug)]
+pub(crate) struct SoakArgs {
+    /// How long to run.
+    #[arg(long, default_value_t = 60)]
+    seconds: u64,
+    /// Commits per workload.
+    #[arg(long, default_value_t = 12)]
+    commits: usize,
+    /// Share of commits with an injected fault.
+    #[arg(long, default_value_t = 0.3)]
+    faults: f64,
+    /// First seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Where failing workloads are saved.
+    #[arg(long, default_value = "soak-failures")]
+    save: String,
+    /// Put the workloads' tables under this location (a store URI such as s3://bucket/soak) instead of a
+    /// local temporary directory.
+    #[arg(long)]
+    warehouse: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
 
 /// Replays the workload in `file` (with a share `faults` of commits failing a storage operation) and prints
 /// the first divergence, shrunk into `shrink` when given.
-pub(crate) fn replay_file(
-    file: String,
-    faults: f64,
-    dir: Option<String>,
-    shrink: Option<String>,
-    json: bool,
-) -> Result<(), Error> {
+pub(crate) fn replay_file(args: ReplayArgs) -> Result<(), Error> {
+    let ReplayArgs { file, faults, dir, shrink, json } = args;
     use strata_sim::{replay, FaultPlan, Workload};
     if !(0.0..=1.0).contains(&faults) {
         return Err(Error::invalid("--faults", format!("{faults} is outside 0..=1")));
@@ -48,21 +90,14 @@ pub(crate) fn replay_file(
 
 /// Replays random workloads for `seconds`, saving shrunk failing ones under `save`; with `warehouse` (a store
 /// location), the tables live there (a failing workload is saved as it is: shrinking replays it many times).
-pub(crate) fn soak(
-    seconds: u64,
-    commits: usize,
-    faults: f64,
-    seed: u64,
-    save: String,
-    warehouse: Option<String>,
-    json: bool,
-) -> Result<(), Error> {
+pub(crate) fn soak(ctx: &Context, args: SoakArgs) -> Result<(), Error> {
+    let SoakArgs { seconds, commits, faults, seed, save, warehouse, json } = args;
     use strata_sim::{replay_on, shrink, FaultPlan, Workload};
     let started = std::time::Instant::now();
     let tmp = std::env::temp_dir().join(format!("strata-soak-{}", uuid::Uuid::new_v4()));
     let (io, dir) = match &warehouse {
-        Some(w) => (crate::io(), format!("{}/strata-soak-{}", crate::location(w)?, uuid::Uuid::new_v4())),
-        None => (crate::io(), tmp.to_string_lossy().into_owned()),
+        Some(w) => (ctx.io(), format!("{}/strata-soak-{}", location(w)?, uuid::Uuid::new_v4())),
+        None => (ctx.io(), tmp.to_string_lossy().into_owned()),
     };
     let (mut runs, mut injected, mut failed_commits, mut failures) = (0u64, 0usize, 0usize, Vec::new());
     let mut half_landed = 0usize;

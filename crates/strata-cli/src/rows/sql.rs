@@ -7,7 +7,8 @@ use std::time::Instant;
 use strata_datafusion::StrataSession;
 use strata_spec::Error;
 
-use crate::{io, location, write_batches, OutputFormat};
+use crate::context::{location, Context};
+use crate::output::{write_batches, OutputFormat};
 
 /// `strata sql`'s arguments.
 #[derive(clap::Args, Debug)]
@@ -35,11 +36,11 @@ pub(crate) struct SqlArgs {
 }
 
 /// Runs `strata sql`.
-pub(crate) fn run(mut args: SqlArgs) -> Result<(), Error> {
+pub(crate) fn run(ctx: &Context, mut args: SqlArgs) -> Result<(), Error> {
     if args.json {
         args.format = OutputFormat::Jsonl;
     }
-    let session = StrataSession::new(io(), &location(&args.warehouse)?);
+    let session = StrataSession::new(ctx.io(), &location(&args.warehouse)?);
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| Error::io("tokio runtime", e))?;
     match &args.query {

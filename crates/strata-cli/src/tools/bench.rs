@@ -17,6 +17,55 @@ use strata_io::{FileIO, FileStatus, LocalFileIO};
 use strata_spec::{DataType, Datum, Error, Result, TableSchema};
 use strata_table::{get, ReadBuilder, Table, TableQuery, TableWriter};
 
+/// `strata bench`'s arguments.
+#[derive(clap::Args, Debug)]
+pub(crate) struct BenchArgs {
+    /// Rows loaded first.
+    #[arg(long, default_value_t = 2_000_000)]
+    rows: usize,
+    /// Update rounds after the load (10% of the keys each, 10% of them deletes).
+    #[arg(long, default_value_t = 4)]
+    rounds: usize,
+    /// Buckets per table.
+    #[arg(long, default_value_t = 4)]
+    buckets: u32,
+    /// Where the chart goes; the tables go into a fresh subdirectory that the run removes.
+    #[arg(long, default_value = "strata-bench")]
+    dir: String,
+    /// Put the tables under this location instead (a local path or a store URI such as
+    /// s3://bucket/prefix, reached with --store-option and the AWS_* environment); request counts per
+    /// operation are reported for stores that count them.
+    #[arg(long)]
+    warehouse: Option<String>,
+    /// A table option for both tables (KEY=VALUE, repeatable), e.g.
+    /// strata.lookup-compact.size-ratio=true for Paimon's forced level-0 pick.
+    #[arg(long = "table-option", value_name = "KEY=VALUE")]
+    table_options: Vec<String>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `strata bench`, printing the report as JSON with `--json` (the chart goes under `--dir`).
+pub(crate) fn main(ctx: &crate::context::Context, args: BenchArgs) -> Result<()> {
+    let BenchArgs { rows, rounds, buckets, dir, warehouse, table_options, json } = args;
+    if rows == 0 || buckets == 0 {
+        return Err(Error::invalid("bench", "--rows and --buckets must be positive"));
+    }
+    let warehouse = warehouse.as_deref().map(crate::context::location).transpose()?;
+    let store = match &warehouse {
+        Some(w) => Some(BenchStore { warehouse: w, writer: ctx.io(), reader: ctx.reader_io()? }),
+        None => None,
+    };
+    let options = crate::context::parse_options("--table-option", &table_options)?.into_iter().collect();
+    let workload = Workload { rows, rounds, options };
+    let report = run(&crate::context::absolute(&dir), store, &workload, buckets, json)?;
+    if json {
+        println!("{report}");
+    }
+    Ok(())
+}
+
 /// Counts bytes written through it.
 #[derive(Debug)]
 struct CountingIO {

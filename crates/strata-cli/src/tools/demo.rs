@@ -5,15 +5,37 @@ use std::collections::BTreeMap;
 use strata_spec::{parse_columns, Error, TableSchema};
 use strata_table::{inspect, now_millis, Table};
 
-use crate::io;
+use crate::context::{absolute, Context};
+
+/// `strata demo`'s arguments.
+#[derive(clap::Args, Debug)]
+pub(crate) struct DemoArgs {
+    /// The warehouse directory.
+    #[arg(long, default_value = "strata-warehouse")]
+    warehouse: String,
+    /// Commits to stream.
+    #[arg(long, default_value_t = 10)]
+    rounds: usize,
+    /// Rows per commit.
+    #[arg(long, default_value_t = 20_000)]
+    rows: usize,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `strata demo` in the `--warehouse` directory.
+pub(crate) fn run(ctx: &Context, args: DemoArgs) -> Result<(), Error> {
+    demo(ctx, &absolute(&args.warehouse), args.rounds, args.rows, args.json)
+}
 
 /// The README's main job: two tables in a local warehouse, one with deletion vectors and one merge-on-read,
 /// the same stream of upserts and deletes into both, then scans both ways.
-pub(crate) fn demo(warehouse: &str, rounds: usize, rows_per_round: usize, json: bool) -> Result<(), Error> {
+fn demo(ctx: &Context, warehouse: &str, rounds: usize, rows_per_round: usize, json: bool) -> Result<(), Error> {
     use std::time::Instant;
 
-    let catalog = strata_table::FileSystemCatalog::new(io(), warehouse);
-    let tables = demo_tables(&catalog)?;
+    let catalog = strata_table::FileSystemCatalog::new(ctx.io(), warehouse);
+    let tables = demo_tables(ctx, &catalog)?;
     let mut report = serde_json::Map::new();
     let say = |line: String| {
         if !json {
@@ -74,11 +96,11 @@ pub(crate) fn demo(warehouse: &str, rounds: usize, rows_per_round: usize, json: 
 
 /// The demo's two tables, created afresh (the demo owns them): `demo.kv_dv` with deletion vectors and
 /// `demo.kv_mor` merge-on-read, 4 buckets each.
-fn demo_tables(catalog: &strata_table::FileSystemCatalog) -> Result<Vec<(&'static str, Table)>, Error> {
+fn demo_tables(ctx: &Context, catalog: &strata_table::FileSystemCatalog) -> Result<Vec<(&'static str, Table)>, Error> {
     catalog.create_database("demo", true)?;
     let mut tables = Vec::new();
     for (name, dv) in [("kv_dv", true), ("kv_mor", false)] {
-        Table::delete_table_dir(&io(), &catalog.table_path("demo", name))?;
+        Table::delete_table_dir(&ctx.io(), &catalog.table_path("demo", name))?;
         let schema = TableSchema::new(
             parse_columns("id BIGINT NOT NULL, name STRING, v BIGINT")?,
             vec![],

@@ -11,7 +11,8 @@ use strata_table::{
     SCAN_TIMESTAMP_MILLIS,
 };
 
-use super::report;
+use crate::context::Context;
+use crate::output::report;
 
 /// `strata tag ...`
 #[derive(Subcommand, Debug)]
@@ -83,10 +84,10 @@ fn tag_json(t: &Tag) -> serde_json::Value {
 }
 
 /// Runs `strata tag ...`.
-pub(crate) fn run_tag(command: TagCommand) -> Result<(), Error> {
+pub(crate) fn run_tag(ctx: &Context, command: TagCommand) -> Result<(), Error> {
     match command {
         TagCommand::Create { table_dir, name, snapshot, time_retained, json } => {
-            let table = crate::open_table(&table_dir)?;
+            let table = ctx.open_table(&table_dir)?;
             let retained = time_retained
                 .map(|d| {
                     strata_spec::options::parse_duration(&d)
@@ -97,7 +98,7 @@ pub(crate) fn run_tag(command: TagCommand) -> Result<(), Error> {
             report(json, &tag_json(&tag), &format!("created tag {} on snapshot {}", tag.name, tag.snapshot.id));
         }
         TagCommand::List { table_dir, json } => {
-            let table = crate::open_table(&table_dir)?;
+            let table = ctx.open_table(&table_dir)?;
             let tags = table.tag_manager().list()?;
             if json {
                 println!("{}", serde_json::Value::Array(tags.iter().map(tag_json).collect()));
@@ -119,7 +120,7 @@ pub(crate) fn run_tag(command: TagCommand) -> Result<(), Error> {
             }
         }
         TagCommand::Delete { table_dir, name, json } => {
-            let table = crate::open_table(&table_dir)?;
+            let table = ctx.open_table(&table_dir)?;
             let d = delete_tag(&table, &name)?;
             let value = serde_json::to_value(&d).map_err(|e| Error::invalid("report", e.to_string()))?;
             let files = d.data_files.len() + d.index_files.len() + d.manifests.len();
@@ -140,8 +141,8 @@ pub(crate) fn run_tag(command: TagCommand) -> Result<(), Error> {
 }
 
 /// Runs `strata rollback ...`.
-pub(crate) fn run_rollback(args: RollbackArgs) -> Result<(), Error> {
-    let table = crate::open_table(&args.table_dir)?;
+pub(crate) fn run_rollback(ctx: &Context, args: RollbackArgs) -> Result<(), Error> {
+    let table = ctx.open_table(&args.table_dir)?;
     let target = match (args.to_snapshot, args.to_tag) {
         (Some(id), _) => RollbackTarget::Snapshot(id),
         (None, Some(name)) => RollbackTarget::Tag(name),

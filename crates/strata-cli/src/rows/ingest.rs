@@ -4,9 +4,10 @@
 use strata_spec::{Error, ErrorKind};
 use strata_table::{commit_batch, BatchSnapshots as Snapshots, Table};
 
+use crate::context::{location, Context};
 use crate::input::{self, InputOptions};
+use crate::output::report;
 use crate::progress::Progress;
-use crate::{location, report};
 
 /// The commit-user prefix of the CLI's one-off commits.
 pub(crate) const CLI_JOB: &str = "strata-cli";
@@ -35,7 +36,7 @@ pub(crate) struct WriteArgs {
 }
 
 /// Runs `strata write`.
-pub(crate) fn run(args: WriteArgs) -> Result<(), Error> {
+pub(crate) fn run(ctx: &Context, args: WriteArgs) -> Result<(), Error> {
     let inputs: Vec<String> = args.files.iter().chain(&args.inputs).cloned().collect();
     if inputs.is_empty() {
         return Err(Error::invalid("write", "no input files: strata write TABLE_DIR FILE... (or --input FILE)"));
@@ -54,7 +55,7 @@ pub(crate) fn run(args: WriteArgs) -> Result<(), Error> {
     }
     let columns = args.columns.map(|c| c.into_iter().map(|n| n.trim().to_string()).collect());
     let opts = InputOptions { columns, ignore_unknown_fields: args.ignore_unknown_fields, ..Default::default() };
-    let (rows, outcome) = write_inputs(&location(&args.table_dir)?, &inputs, &opts)?;
+    let (rows, outcome) = write_inputs(ctx, &location(&args.table_dir)?, &inputs, &opts)?;
     // The rows' snapshot is the APPEND one: commit order (which write's row wins) is the order of those.
     let rows_snapshot = outcome.map(|s| s.append.unwrap_or(s.last));
     let text = match outcome {
@@ -75,14 +76,15 @@ pub(crate) fn run(args: WriteArgs) -> Result<(), Error> {
 /// the whole write is then done again on the latest snapshot, reading the inputs again from the start, up
 /// to `commit.max-retries` times, so concurrent writers land in commit order instead of failing. A refused
 /// input value ends the write before anything is committed.
-pub(crate) fn write_inputs(
+fn write_inputs(
+    ctx: &Context,
     table_dir: &str,
     inputs: &[String],
     opts: &InputOptions,
 ) -> Result<(usize, Option<Snapshots>), Error> {
     let mut attempt = 0u32;
     loop {
-        let table = crate::open_located(table_dir)?;
+        let table = ctx.open_located(table_dir)?;
         let max_retries = table.schema().core_options().commit_max_retries()?;
         let mut write = strata_table::TableWrite::new(&table)?;
         // A refused value ends the write here: dropping `write` removes the files its buckets already

@@ -6,7 +6,8 @@ use serde_json::json;
 use strata_spec::Error;
 use strata_table::{create_branch, delete_branch, fast_forward, list_branches};
 
-use super::report;
+use crate::context::Context;
+use crate::output::report;
 
 /// `strata branch ...`
 #[derive(Subcommand, Debug)]
@@ -56,22 +57,22 @@ pub(crate) enum BranchCommand {
 }
 
 /// Runs `strata branch ...`.
-pub(crate) fn run_branch(command: BranchCommand) -> Result<(), Error> {
+pub(crate) fn run_branch(ctx: &Context, command: BranchCommand) -> Result<(), Error> {
     match command {
         BranchCommand::Create { table_dir, name, tag, json } => {
-            let table = crate::open_table(&table_dir)?;
+            let table = ctx.open_table(&table_dir)?;
             create_branch(&table, &name, tag.as_deref())?;
             let from = tag.as_ref().map(|t| format!(" from tag {t}")).unwrap_or_default();
             report(json, &json!({"branch": name, "tag": tag}), &format!("created branch {name}{from}"));
         }
         BranchCommand::List { table_dir, json } => {
-            let table = crate::open_table(&table_dir)?;
+            let table = ctx.open_table(&table_dir)?;
             let branches = list_branches(&table)?;
             let text = if branches.is_empty() { "no branches".to_string() } else { branches.join("\n") };
             report(json, &json!(branches), &text);
         }
         BranchCommand::FastForward { table_dir, name, json } => {
-            let table = crate::open_table(&table_dir)?;
+            let table = ctx.open_table(&table_dir)?;
             let f = fast_forward(&table, &name)?;
             let value = serde_json::to_value(&f).map_err(|e| Error::invalid("report", e.to_string()))?;
             let text = format!(
@@ -83,7 +84,7 @@ pub(crate) fn run_branch(command: BranchCommand) -> Result<(), Error> {
             report(json, &value, &text);
         }
         BranchCommand::Delete { table_dir, name, json } => {
-            let table = crate::open_table(&table_dir)?;
+            let table = ctx.open_table(&table_dir)?;
             delete_branch(&table, &name)?;
             report(json, &json!({"deleted": name}), &format!("deleted branch {name}"));
         }

@@ -4,10 +4,35 @@
 use strata_spec::{Datum, Error, TypeRoot};
 use strata_table::Table;
 
-use crate::{print_batches, OutputFormat};
+use crate::context::Context;
+use crate::output::{print_batches, OutputFormat};
+
+/// `strata get`'s arguments.
+#[derive(clap::Args, Debug)]
+pub(crate) struct GetArgs {
+    /// The table directory.
+    table_dir: String,
+    /// Keys to look up.
+    #[arg(required = true, num_args = 1..)]
+    keys: Vec<String>,
+    /// Read this snapshot instead of the latest.
+    #[arg(long)]
+    snapshot: Option<i64>,
+    /// Output format of the rows.
+    #[arg(long, value_enum, default_value = "jsonl")]
+    format: OutputFormat,
+    /// Print one JSON object: the rows found and the keys not found.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `strata get`.
+pub(crate) fn run(ctx: &Context, args: GetArgs) -> Result<(), Error> {
+    lookup(&ctx.open_table(&args.table_dir)?, &args.keys, args.snapshot, args.format, args.json)
+}
 
 /// Looks `keys` up and prints the rows found; names the keys not found (stderr, or in the JSON object).
-pub(crate) fn run(
+fn lookup(
     table: &Table,
     keys: &[String],
     snapshot: Option<i64>,
