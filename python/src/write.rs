@@ -91,7 +91,7 @@ where
     I: Iterator<Item = std::result::Result<RecordBatch, arrow_schema::ArrowError>>,
 {
     for batch in stream {
-        let batch = batch.map_err(|e| Error::invalid("data", e.to_string()))?;
+        let batch = batch.map_err(|e| Error::invalid_from("data", e))?;
         write_batch(write, &batch, kinds)?;
     }
     Ok(())
@@ -103,7 +103,7 @@ where
     I: Iterator<Item = std::result::Result<RecordBatch, arrow_schema::ArrowError>>,
 {
     for batch in stream {
-        write.delete_keys(&batch.map_err(|e| Error::invalid("keys", e.to_string()))?)?;
+        write.delete_keys(&batch.map_err(|e| Error::invalid_from("keys", e))?)?;
     }
     Ok(())
 }
@@ -161,7 +161,7 @@ impl NativeWrite {
         let ids = self.with(py, |w| {
             let mut ids: Vec<u64> = Vec::new();
             for batch in stream {
-                let batch = batch.map_err(|e| Error::invalid("data", e.to_string()))?;
+                let batch = batch.map_err(|e| Error::invalid_from("data", e))?;
                 ids.extend(w.units_of(&batch)?.iter().map(|(p, b)| unit_id(p, *b)));
             }
             Ok(ids)

@@ -16,7 +16,7 @@ pub(crate) enum OutputFormat {
 /// Prints what a maintenance command (`expire`, `clean`) did, or would have done in a dry run.
 pub(crate) fn maintenance_report(json: bool, r: &strata_table::MaintenanceReport, what: &str) -> Result<(), Error> {
     if json {
-        println!("{}", serde_json::to_string(r).map_err(|e| Error::invalid("report", e.to_string()))?);
+        println!("{}", serde_json::to_string(r).map_err(|e| Error::internal_from("report", e))?);
     } else {
         println!(
             "{}{what}: {} snapshots, {} data files, {} index files, {} manifests, {} other files",

@@ -100,7 +100,7 @@ impl StrataTable {
     ) -> strata_spec::Result<StrataScanExec> {
         let out_schema = match &projection {
             None => self.schema.clone(),
-            Some(p) => Arc::new(self.schema.project(p).map_err(|e| Error::invalid("projection", e.to_string()))?),
+            Some(p) => Arc::new(self.schema.project(p).map_err(|e| Error::internal_from("projection", e))?),
         };
         let names: Vec<&str> = out_schema.fields().iter().map(|f| f.name().as_str()).collect();
         // Counting rows reads no column, but a Strata read returns at least one: the first key column.

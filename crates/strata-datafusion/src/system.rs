@@ -71,11 +71,11 @@ fn instant(name: &str) -> Field {
 
 fn batch(fields: Vec<Field>, columns: Vec<ArrayRef>) -> Result<RecordBatch> {
     let schema: SchemaRef = Arc::new(Schema::new(fields));
-    RecordBatch::try_new(schema, columns).map_err(|e| Error::invalid("system table", e.to_string()))
+    RecordBatch::try_new(schema, columns).map_err(|e| Error::internal_from("system table", e))
 }
 
 fn json(v: &impl serde::Serialize) -> Result<String> {
-    serde_json::to_string(v).map_err(|e| Error::invalid("system table", e.to_string()))
+    serde_json::to_string(v).map_err(|e| Error::internal_from("system table", e))
 }
 
 /// The snapshots on storage, oldest first; one expired while listing is left out.

@@ -52,18 +52,17 @@ impl AppendDvMaintainer {
         let mut m = AppendDvMaintainer { bitmap64, ..Default::default() };
         for (meta, path) in index_files.iter().filter(|(f, _)| f.index_type == DELETION_VECTORS_INDEX) {
             // No ranges at all is a field that did not decode, not a file without vectors.
-            let ranges = meta.dv_ranges.as_deref().ok_or_else(|| Error::Corrupt {
-                path: path.clone(),
-                message: "its index manifest entry lists no deletion vector ranges".into(),
+            let ranges = meta.dv_ranges.as_deref().ok_or_else(|| {
+                Error::corrupt_file(path.clone(), "its index manifest entry lists no deletion vector ranges")
             })?;
             let at = m.files.len();
             let mut vectors = BTreeMap::new();
             for (name, dv) in read_all_deletion_vectors(io, path, ranges)? {
                 if m.holder.insert(name.clone(), at).is_some() {
-                    return Err(Error::Corrupt {
-                        path: path.clone(),
-                        message: format!("data file {name} has deletion vectors in two index files of its bucket"),
-                    });
+                    return Err(Error::corrupt_file(
+                        path.clone(),
+                        format!("data file {name} has deletion vectors in two index files of its bucket"),
+                    ));
                 }
                 vectors.insert(name, Arc::new(dv));
             }

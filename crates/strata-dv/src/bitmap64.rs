@@ -48,7 +48,7 @@ pub(crate) fn encode_entry(bitmap: &RoaringTreemap) -> Result<(Vec<u8>, i32)> {
     bitmap.optimize();
     let mut payload = Vec::with_capacity(4 + bitmap.serialized_size());
     payload.extend_from_slice(&MAGIC_NUMBER.to_le_bytes());
-    bitmap.serialize_into(&mut payload).map_err(|e| Error::invalid("deletion vector", e.to_string()))?;
+    bitmap.serialize_into(&mut payload).map_err(|e| Error::internal_from("deletion vector", e))?;
     let entry = frame_entry(&payload)?;
     let len = i32::try_from(entry.len()).map_err(|_| Error::invalid("deletion vector", "entry exceeds 2 GB"))?;
     Ok((entry, len))

@@ -38,9 +38,8 @@ impl BucketedDvMaintainer {
         if let Some((f, path)) = index_file {
             // No ranges at all is a field that did not decode, not a file without vectors: restoring from
             // it would drop every vector of the bucket in the next index file.
-            let metas = f.dv_ranges.clone().ok_or_else(|| Error::Corrupt {
-                path: path.to_string(),
-                message: "its index manifest entry lists no deletion vector ranges".into(),
+            let metas = f.dv_ranges.clone().ok_or_else(|| {
+                Error::corrupt_file(path.to_string(), "its index manifest entry lists no deletion vector ranges")
             })?;
             for (name, dv) in read_all_deletion_vectors(io, path, &metas)? {
                 m.vectors.insert(name, dv);

@@ -137,7 +137,7 @@ impl Predicate {
                 .cloned()
                 .ok_or_else(|| Error::invalid("filter", format!("column '{name}' is not read")))
         };
-        let fail = |e: arrow_schema::ArrowError| Error::invalid("filter", e.to_string());
+        let fail = |e: arrow_schema::ArrowError| Error::internal_from("filter", e);
         let out = match self {
             Predicate::Compare { column, op, value } => {
                 let t = types(column).ok_or_else(|| Error::invalid("filter", format!("no column '{column}'")))?;
@@ -183,7 +183,7 @@ impl Predicate {
         if mask.true_count() == batch.num_rows() {
             return Ok(batch.clone());
         }
-        arrow_select::filter::filter_record_batch(batch, &mask).map_err(|e| Error::invalid("filter", e.to_string()))
+        arrow_select::filter::filter_record_batch(batch, &mask).map_err(|e| Error::internal_from("filter", e))
     }
 }
 

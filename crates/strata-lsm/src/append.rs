@@ -149,8 +149,7 @@ impl AppendWriter {
             None => values.clone(),
             Some(_) if self.opts.merge.ignore_delete => {
                 let keep: BooleanArray = kinds.iter().map(|&k| Some(!RowKind::byte_is_retract(k))).collect();
-                arrow_select::filter::filter_record_batch(values, &keep)
-                    .map_err(|e| Error::invalid("rows", e.to_string()))?
+                arrow_select::filter::filter_record_batch(values, &keep).map_err(|e| Error::invalid_from("rows", e))?
             }
             Some(i) => {
                 let kind = RowKind::from_byte(kinds[i]).map(|k| format!("{k:?}")).unwrap_or_default();
@@ -423,7 +422,7 @@ impl AppendWriter {
 
 /// `batch`'s columns (the table's, in table order) under the stored schema.
 fn as_stored(stored: &arrow_schema::SchemaRef, batch: RecordBatch) -> Result<RecordBatch> {
-    RecordBatch::try_new(stored.clone(), batch.columns().to_vec()).map_err(|e| Error::invalid("rows", e.to_string()))
+    RecordBatch::try_new(stored.clone(), batch.columns().to_vec()).map_err(|e| Error::invalid_from("rows", e))
 }
 
 fn no_vectors() -> Error {

@@ -51,15 +51,14 @@ impl FlushWriter {
         if retracts < batch.num_rows() {
             let keep: BooleanArray = kinds.values().iter().map(|&k| Some(!RowKind::byte_is_retract(k))).collect();
             let rows = arrow_select::filter::filter_record_batch(batch, &keep)
-                .map_err(|e| Error::invalid("flush", e.to_string()))?;
+                .map_err(|e| Error::internal_from("flush", e))?;
             self.rows.write(&rows)?;
         }
         let retractions = if retracts == batch.num_rows() {
             batch.clone()
         } else {
             let take: BooleanArray = kinds.values().iter().map(|&k| Some(RowKind::byte_is_retract(k))).collect();
-            arrow_select::filter::filter_record_batch(batch, &take)
-                .map_err(|e| Error::invalid("flush", e.to_string()))?
+            arrow_select::filter::filter_record_batch(batch, &take).map_err(|e| Error::internal_from("flush", e))?
         };
         let (factory, opts) = (&self.factory, &self.opts);
         self.retractions.get_or_insert_with(|| factory.writer(opts, 0, FileSource::Append)).write(&retractions)

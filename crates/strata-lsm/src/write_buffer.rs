@@ -232,7 +232,7 @@ impl Drop for WriteBuffer {
 /// per-row source lookup dominated ingestion profiles.
 fn sort_batches(layout: &KeyValueLayout, batches: &[RecordBatch], batch_size: usize) -> Result<Vec<RecordBatch>> {
     let k = layout.key_arity();
-    let sort_err = |e: arrow_schema::ArrowError| Error::invalid("sort write buffer", e.to_string());
+    let sort_err = |e: arrow_schema::ArrowError| Error::internal_from("sort write buffer", e);
     let batch = arrow_select::concat::concat_batches(&layout.file_schema, batches).map_err(sort_err)?;
     let mut fields: Vec<SortField> = layout.key_fields.iter().map(|f| SortField::new(to_arrow(&f.data_type))).collect();
     fields.push(SortField::new(arrow_schema::DataType::Int64));
@@ -304,7 +304,7 @@ fn write_ipc(
         "lz4" => Some(CompressionType::LZ4_FRAME),
         _ => None,
     };
-    let ipc_err = |e: arrow_schema::ArrowError| Error::invalid(format!("spill file {shown}"), e.to_string());
+    let ipc_err = |e: arrow_schema::ArrowError| Error::invalid_from(format!("spill file {shown}"), e);
     let options = IpcWriteOptions::default().try_with_compression(compression).map_err(ipc_err)?;
     let mut w =
         FileWriter::try_new_with_options(BufWriter::new(file), &layout.file_schema, options).map_err(ipc_err)?;
@@ -326,7 +326,7 @@ impl SpillReader {
         let shown = path.display().to_string();
         let file = File::open(path).map_err(|e| Error::io(&shown, e))?;
         let reader = FileReader::try_new(BufReader::new(file), None)
-            .map_err(|e| Error::Corrupt { path: shown.clone(), message: e.to_string() })?;
+            .map_err(|e| Error::corrupt_file(shown.clone(), e.to_string()))?;
         Ok(SpillReader { path: shown, reader })
     }
 }
@@ -336,7 +336,7 @@ impl Iterator for SpillReader {
 
     fn next(&mut self) -> Option<Self::Item> {
         let path = &self.path;
-        self.reader.next().map(|r| r.map_err(|e| Error::Corrupt { path: path.clone(), message: e.to_string() }))
+        self.reader.next().map(|r| r.map_err(|e| Error::corrupt_file(path.clone(), e.to_string())))
     }
 }
 

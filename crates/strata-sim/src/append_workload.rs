@@ -354,7 +354,7 @@ impl Replay {
                 let ids = b.column(1).as_primitive::<Int64Type>();
                 columns[1] = Arc::new(ids.iter().map(|v| v.map(|v| v + 100)).collect::<Int64Array>());
             }
-            RecordBatch::try_new(b.schema(), columns).map_err(|e| Error::invalid("replay", e.to_string()))
+            RecordBatch::try_new(b.schema(), columns).map_err(|e| Error::internal_from("replay", e))
         };
         let column = if move_partition { "p" } else { "id" };
         let changes = RowUpdate { matches: &mut matches, assign: &mut assign, columns: vec![column.to_string()] };
@@ -373,7 +373,7 @@ impl Replay {
         if rows.iter().any(|r| r.p.is_some()) {
             columns.push(("p", Arc::new(StringArray::from(rows.iter().map(|r| r.p.clone()).collect::<Vec<_>>()))));
         }
-        RecordBatch::try_from_iter(columns).map_err(|e| Error::invalid("replay", e.to_string()))
+        RecordBatch::try_from_iter(columns).map_err(|e| Error::internal_from("replay", e))
     }
 
     /// `Ok(want)` if the table reads exactly `want` (a fixed bucket's rows of a key in the model's order),

@@ -26,6 +26,9 @@ pub enum ErrorKind {
     Conflict,
     /// A valid feature of the format that Strata does not implement (yet).
     Unsupported,
+    /// Strata broke an invariant of its own, or a library failed on values Strata made: a bug to report,
+    /// not worth a retry.
+    Internal,
 }
 
 impl fmt::Display for ErrorKind {
@@ -38,10 +41,14 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Invalid => "invalid",
             ErrorKind::Conflict => "conflict",
             ErrorKind::Unsupported => "unsupported",
+            ErrorKind::Internal => "internal",
         };
         f.write_str(s)
     }
 }
+
+/// The cause of an error, from a library or the operating system, kept for [`std::error::Error::source`].
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Every error Strata returns.
 #[derive(Debug, thiserror::Error)]
@@ -75,6 +82,9 @@ pub enum Error {
         path: String,
         /// What is wrong with it.
         message: String,
+        /// The decoder's own error, when one said so.
+        #[source]
+        cause: Option<Cause>,
     },
     /// The caller's input is wrong.
     #[error("invalid {what}: {message}")]
@@ -83,6 +93,9 @@ pub enum Error {
         what: String,
         /// What is wrong with it.
         message: String,
+        /// The parser's own error, when one said so.
+        #[source]
+        cause: Option<Cause>,
     },
     /// A commit conflicts with one already made.
     #[error("commit conflict: {message}")]
@@ -112,6 +125,18 @@ pub enum Error {
         /// The earliest snapshot left, if any.
         earliest: Option<i64>,
     },
+    /// Strata broke an invariant of its own (kind [`ErrorKind::Internal`]), or a library failed on values
+    /// Strata made (an Arrow batch of the wrong shape, a report that does not serialize).
+    #[error("internal error in {what}: {message}")]
+    Internal {
+        /// The step that failed.
+        what: String,
+        /// What went wrong.
+        message: String,
+        /// The library's own error.
+        #[source]
+        cause: Option<Cause>,
+    },
 }
 
 impl Error {
@@ -126,6 +151,7 @@ impl Error {
             Error::Conflict { .. } => ErrorKind::Conflict,
             Error::Unsupported { .. } => ErrorKind::Unsupported,
             Error::SnapshotExpired { .. } => ErrorKind::NotFound,
+            Error::Internal { .. } => ErrorKind::Internal,
         }
     }
 
@@ -136,12 +162,40 @@ impl Error {
 
     /// A corrupt-data error raised by a codec that does not know the file name yet.
     pub fn corrupt(message: impl Into<String>) -> Self {
-        Error::Corrupt { path: String::new(), message: message.into() }
+        Error::Corrupt { path: String::new(), message: message.into(), cause: None }
+    }
+
+    /// `path` does not decode: `message` says why.
+    pub fn corrupt_file(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Corrupt { path: path.into(), message: message.into(), cause: None }
+    }
+
+    /// `path` does not decode: its decoder's error `cause` says why (and stays the error's source).
+    pub fn corrupt_from(path: impl Into<String>, cause: impl Into<Cause>) -> Self {
+        let cause = cause.into();
+        Error::Corrupt { path: path.into(), message: cause.to_string(), cause: Some(cause) }
     }
 
     /// An invalid-input error.
     pub fn invalid(what: impl Into<String>, message: impl Into<String>) -> Self {
-        Error::Invalid { what: what.into(), message: message.into() }
+        Error::Invalid { what: what.into(), message: message.into(), cause: None }
+    }
+
+    /// Input `what` is wrong: its parser's error `cause` says why (and stays the error's source).
+    pub fn invalid_from(what: impl Into<String>, cause: impl Into<Cause>) -> Self {
+        let cause = cause.into();
+        Error::Invalid { what: what.into(), message: cause.to_string(), cause: Some(cause) }
+    }
+
+    /// A broken invariant of Strata's in step `what`.
+    pub fn internal(what: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Internal { what: what.into(), message: message.into(), cause: None }
+    }
+
+    /// A library failed in step `what` on values Strata made: its error `cause` stays the error's source.
+    pub fn internal_from(what: impl Into<String>, cause: impl Into<Cause>) -> Self {
+        let cause = cause.into();
+        Error::Internal { what: what.into(), message: cause.to_string(), cause: Some(cause) }
     }
 
     /// An unsupported-feature error.
@@ -157,12 +211,14 @@ impl Error {
     /// Names the file a codec error came from, unless it already names one.
     pub fn in_file(self, file: &str) -> Self {
         match self {
-            Error::Corrupt { path, message } if path.is_empty() => Error::Corrupt { path: file.to_string(), message },
-            Error::Invalid { what, message } => {
+            Error::Corrupt { path, message, cause, .. } if path.is_empty() => {
+                Error::Corrupt { path: file.to_string(), message, cause }
+            }
+            Error::Invalid { what, message, cause, .. } => {
                 if what.contains(file) {
-                    Error::Invalid { what, message }
+                    Error::Invalid { what, message, cause }
                 } else {
-                    Error::Invalid { what: format!("{what} in {file}"), message }
+                    Error::Invalid { what: format!("{what} in {file}"), message, cause }
                 }
             }
             Error::Unsupported { message } if !message.contains(file) => {
@@ -225,4 +281,28 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn causes_stay_sources_and_messages_stay_as_they_read() {
+        let parse = "12x".parse::<u32>().unwrap_err();
+        let e = Error::invalid_from("option 'bucket'", parse.clone());
+        assert_eq!(e.to_string(), format!("invalid option 'bucket': {parse}"));
+        assert_eq!(e.source().map(ToString::to_string), Some(parse.to_string()));
+        let e = e.in_file("schema-0");
+        assert!(e.source().is_some(), "naming the file keeps the cause: {e}");
+        let e = Error::corrupt_from("data-1.parquet", std::io::Error::other("bad page"));
+        assert_eq!((e.kind(), e.to_string().as_str()), (ErrorKind::Corrupt, "corrupt file data-1.parquet: bad page"));
+        assert!(e.source().is_some());
+        let e = Error::internal_from("merge output", std::io::Error::other("columns of different lengths"));
+        assert_eq!(e.kind(), ErrorKind::Internal);
+        assert!(!e.is_retryable());
+        assert_eq!(e.to_string(), "internal error in merge output: columns of different lengths");
+        assert!(Error::invalid("x", "y").source().is_none());
+    }
 }

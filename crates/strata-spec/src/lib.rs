@@ -20,7 +20,7 @@ mod snapshot;
 
 // Errors: one error type for all of Strata, and the containment of panics at decoder boundaries.
 pub use error::{
-    catch_contained, contain_panic, panic_is_contained, panic_message, Error, ErrorKind, Result, ResultExt,
+    catch_contained, contain_panic, panic_is_contained, panic_message, Cause, Error, ErrorKind, Result, ResultExt,
 };
 
 // Names one edit from a known one are damage, not a newer writer's.

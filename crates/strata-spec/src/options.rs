@@ -254,16 +254,14 @@ impl CoreOptions {
     fn mem_opt(&self, key: &str, default: u64) -> Result<u64> {
         match self.map.get(key) {
             None => Ok(default),
-            Some(v) => parse_memory_size(v).map_err(|e| Error::invalid(format!("option '{key}'"), e.to_string())),
+            Some(v) => parse_memory_size(v).map_err(|e| Error::invalid_from(format!("option '{key}'"), e)),
         }
     }
 
     fn dur_opt(&self, key: &str) -> Result<Option<Duration>> {
         match self.map.get(key) {
             None => Ok(None),
-            Some(v) => {
-                parse_duration(v).map(Some).map_err(|e| Error::invalid(format!("option '{key}'"), e.to_string()))
-            }
+            Some(v) => parse_duration(v).map(Some).map_err(|e| Error::invalid_from(format!("option '{key}'"), e)),
         }
     }
 
@@ -334,7 +332,7 @@ impl CoreOptions {
             Some(v) => match parse_memory_size(v) {
                 Ok(0) => Err(Error::invalid(format!("option '{PARQUET_BLOCK_SIZE}'"), "must be more than 0 bytes")),
                 Ok(n) => Ok(Some(n)),
-                Err(e) => Err(Error::invalid(format!("option '{PARQUET_BLOCK_SIZE}'"), e.to_string())),
+                Err(e) => Err(Error::invalid_from(format!("option '{PARQUET_BLOCK_SIZE}'"), e)),
             },
         }
     }

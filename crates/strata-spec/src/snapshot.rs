@@ -165,7 +165,7 @@ impl Snapshot {
 
     /// The JSON Strata writes (pretty, as Paimon does).
     pub fn to_json(&self) -> Result<String> {
-        serde_json::to_string_pretty(self).map_err(|e| Error::invalid("snapshot", e.to_string()))
+        serde_json::to_string_pretty(self).map_err(|e| Error::internal_from("snapshot", e))
     }
 }
 

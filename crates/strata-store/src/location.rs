@@ -145,7 +145,7 @@ impl StoreRouter {
         let cache_bytes = match options.get(FILE_CACHE_SIZE) {
             None => DEFAULT_FILE_CACHE,
             Some(v) => strata_spec::options::parse_memory_size(v)
-                .map_err(|e| Error::invalid(format!("store option '{FILE_CACHE_SIZE}'"), e.to_string()))?,
+                .map_err(|e| Error::invalid_from(format!("store option '{FILE_CACHE_SIZE}'"), e))?,
         };
         Ok(StoreRouter { options, cache_bytes, stores: Mutex::new(HashMap::new()), local: LocalFileIO::new() })
     }

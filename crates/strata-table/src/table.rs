@@ -564,10 +564,10 @@ impl Table {
             // decode (a damaged name in the manifest's header reads as an absent optional field), and
             // reading on would drop every vector of the bucket.
             let Some(ranges) = e.index_file.dv_ranges else {
-                return Err(Error::Corrupt {
-                    path: path.clone(),
-                    message: "its index manifest entry lists no deletion vector ranges".into(),
-                });
+                return Err(Error::corrupt_file(
+                    path.clone(),
+                    "its index manifest entry lists no deletion vector ranges",
+                ));
             };
             for m in ranges {
                 out.insert(
@@ -622,14 +622,14 @@ impl Table {
                     if live.contains(&(&e.partition, e.bucket, name))
                         && !dvs.contains_key(&(e.partition.clone(), e.bucket, name.to_string()))
                     {
-                        return Err(Error::Corrupt {
-                            path: self.snapshots.snapshot_path(snapshot.id),
-                            message: format!(
+                        return Err(Error::corrupt_file(
+                            self.snapshots.snapshot_path(snapshot.id),
+                            format!(
                                 "the deletion vector of {name} (bucket {}) in snapshot {} is missing although the \
                                  file is still live",
                                 e.bucket, previous.id
                             ),
-                        });
+                        ));
                     }
                 }
             }
@@ -661,23 +661,23 @@ impl Table {
             matched += 1;
             let m = &df.meta;
             if m.cardinality.is_some_and(|c| c < 0 || c > e.file.row_count) {
-                return Err(Error::Corrupt {
-                    path: df.path.clone(),
-                    message: format!(
+                return Err(Error::corrupt_file(
+                    df.path.clone(),
+                    format!(
                         "deletion vector of {} deletes {:?} rows of a file of {}",
                         m.data_file_name, m.cardinality, e.file.row_count
                     ),
-                });
+                ));
             }
             let size = index_sizes.get(&df.path).copied().unwrap_or(i64::MAX);
             if m.offset < 1 || m.length < 0 || i64::from(m.offset) + i64::from(m.length) > size {
-                return Err(Error::Corrupt {
-                    path: df.path.clone(),
-                    message: format!(
+                return Err(Error::corrupt_file(
+                    df.path.clone(),
+                    format!(
                         "deletion vector of {} at offset {} length {} lies outside the index file of {size} bytes",
                         m.data_file_name, m.offset, m.length
                     ),
-                });
+                ));
             }
         }
         if matched == dvs.len() {
@@ -690,13 +690,13 @@ impl Table {
         let mut orphans = Vec::new();
         for ((p, b, name), df) in dvs.iter().filter(|((p, b, n), _)| !live.contains((p, *b), n)) {
             if let Some(why) = crate::read::orphan_vectors::damage(name, (p, *b), &live, &prefixes) {
-                return Err(Error::Corrupt {
-                    path: df.path.clone(),
-                    message: format!(
+                return Err(Error::corrupt_file(
+                    df.path.clone(),
+                    format!(
                         "deletion vector names {name} (bucket {b}), not a live data file of its bucket, and {why}: \
                          a damaged name"
                     ),
-                });
+                ));
             }
             orphans.push((p.clone(), *b, name.clone()));
         }

@@ -370,8 +370,8 @@ impl TableWrite {
                 let col = batch
                     .column_by_name(name)
                     .ok_or_else(|| Error::invalid("rows", format!("rowkind.field column '{name}' is missing")))?;
-                let col = arrow_cast::cast(col, &arrow_schema::DataType::Utf8)
-                    .map_err(|e| Error::invalid("rows", e.to_string()))?;
+                let col =
+                    arrow_cast::cast(col, &arrow_schema::DataType::Utf8).map_err(|e| Error::invalid_from("rows", e))?;
                 let s = col.as_string::<i32>();
                 (0..s.len())
                     .map(|r| {
@@ -408,7 +408,7 @@ impl TableWrite {
             cols.push(col);
         }
         let batch = RecordBatch::try_new(std::sync::Arc::new(arrow_schema::Schema::new(fields)), cols)
-            .map_err(|e| Error::invalid("delete", e.to_string()))?;
+            .map_err(|e| Error::invalid_from("delete", e))?;
         self.write_with_kinds(&batch, &vec![RowKind::Delete.to_byte(); n])
     }
 

@@ -60,7 +60,7 @@ impl TableColumns {
 
     /// A batch of the table's columns (each already of its Arrow type).
     pub(crate) fn batch(&self, columns: Vec<ArrayRef>) -> Result<RecordBatch> {
-        RecordBatch::try_new(self.schema.clone(), columns).map_err(|e| Error::invalid("input batch", e.to_string()))
+        RecordBatch::try_new(self.schema.clone(), columns).map_err(|e| Error::internal_from("input batch", e))
     }
 
     /// Why `field` (not a column) is refused: the column it is nearest to, and the way to drop such fields.

@@ -29,7 +29,7 @@ pub(crate) fn run(ctx: &Context, args: RepairArgs) -> Result<(), Error> {
     let user = format!("strata-repair-{}", uuid::Uuid::new_v4());
     let report = strata_table::repair_deletion_vectors(&table, &user, args.dry_run)?;
     if args.json {
-        println!("{}", serde_json::to_string(&report).map_err(|e| Error::invalid("report", e.to_string()))?);
+        println!("{}", serde_json::to_string(&report).map_err(|e| Error::internal_from("report", e))?);
         return Ok(());
     }
     for l in &report.lost {

@@ -66,7 +66,7 @@ impl ChangeArgs {
 }
 
 fn duration(flag: &str, text: &str) -> Result<Duration, Error> {
-    strata_spec::options::parse_duration(text).map_err(|e| Error::invalid(flag, e.to_string()))
+    strata_spec::options::parse_duration(text).map_err(|e| Error::invalid_from(flag, e))
 }
 
 /// Runs an incremental read (`--from`) or a follow (`--follow`) of `table`.

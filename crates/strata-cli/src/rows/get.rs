@@ -57,14 +57,14 @@ fn lookup(
                 .with_explicit_nulls(true)
                 .build::<_, arrow_json::writer::JsonArray>(&mut buf);
             for b in &rows {
-                w.write(b).map_err(|e| Error::invalid("rows", e.to_string()))?;
+                w.write(b).map_err(|e| Error::invalid_from("rows", e))?;
             }
-            w.finish().map_err(|e| Error::invalid("rows", e.to_string()))?;
+            w.finish().map_err(|e| Error::invalid_from("rows", e))?;
         }
         let found: serde_json::Value = if buf.is_empty() {
             serde_json::json!([])
         } else {
-            serde_json::from_slice(&buf).map_err(|e| Error::invalid("rows", e.to_string()))?
+            serde_json::from_slice(&buf).map_err(|e| Error::invalid_from("rows", e))?
         };
         println!("{}", serde_json::json!({"rows": found, "notFound": not_found}));
         return Ok(());

@@ -74,7 +74,7 @@ pub(crate) fn run_branch(ctx: &Context, command: BranchCommand) -> Result<(), Er
         BranchCommand::FastForward { table_dir, name, json } => {
             let table = ctx.open_table(&table_dir)?;
             let f = fast_forward(&table, &name)?;
-            let value = serde_json::to_value(&f).map_err(|e| Error::invalid("report", e.to_string()))?;
+            let value = serde_json::to_value(&f).map_err(|e| Error::internal_from("report", e))?;
             let text = format!(
                 "fast-forwarded to branch {name} from snapshot {}: replaced {} snapshots and {} tags",
                 f.from_snapshot,

@@ -22,7 +22,7 @@ pub(crate) fn run(ctx: &Context, args: InspectArgs) -> Result<(), Error> {
     let table = ctx.open_table(&args.table_dir)?;
     let report = strata_table::inspect(&table, args.snapshot)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report).map_err(|e| Error::invalid("report", e.to_string()))?);
+        println!("{}", serde_json::to_string_pretty(&report).map_err(|e| Error::internal_from("report", e))?);
     } else {
         print_report(&report);
     }

@@ -90,8 +90,7 @@ pub(crate) fn run_tag(ctx: &Context, command: TagCommand) -> Result<(), Error> {
             let table = ctx.open_table(&table_dir)?;
             let retained = time_retained
                 .map(|d| {
-                    strata_spec::options::parse_duration(&d)
-                        .map_err(|e| Error::invalid("--time-retained", e.to_string()))
+                    strata_spec::options::parse_duration(&d).map_err(|e| Error::invalid_from("--time-retained", e))
                 })
                 .transpose()?;
             let tag = create_tag(&table, &name, snapshot, retained)?;
@@ -122,7 +121,7 @@ pub(crate) fn run_tag(ctx: &Context, command: TagCommand) -> Result<(), Error> {
         TagCommand::Delete { table_dir, name, json } => {
             let table = ctx.open_table(&table_dir)?;
             let d = delete_tag(&table, &name)?;
-            let value = serde_json::to_value(&d).map_err(|e| Error::invalid("report", e.to_string()))?;
+            let value = serde_json::to_value(&d).map_err(|e| Error::internal_from("report", e))?;
             let files = d.data_files.len() + d.index_files.len() + d.manifests.len();
             let text = match (&d.skipped_reclaim, files) {
                 (Some(why), _) => format!("deleted tag {name}; its files are left to orphan cleanup: {why}"),
@@ -149,7 +148,7 @@ pub(crate) fn run_rollback(ctx: &Context, args: RollbackArgs) -> Result<(), Erro
         (None, None) => return Err(Error::invalid("rollback", "give --to-snapshot or --to-tag")),
     };
     let r = rollback(&table, &target)?;
-    let value = serde_json::to_value(&r).map_err(|e| Error::invalid("report", e.to_string()))?;
+    let value = serde_json::to_value(&r).map_err(|e| Error::internal_from("report", e))?;
     let removed: Vec<String> = r.snapshots.iter().map(i64::to_string).collect();
     let text = format!(
         "rolled back to snapshot {}{}: removed {} snapshots{}{}; deleted {} data files, {} index files, {} manifests",

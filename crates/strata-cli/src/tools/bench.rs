@@ -179,7 +179,7 @@ fn batch(ids: &[i64], round: usize) -> Result<RecordBatch> {
                 .map(|i| format!("{:010x}", (*i as u64).wrapping_mul(0x9E37_79B9) ^ (c as u64 * 7919 + round as u64))),
         )));
     }
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).map_err(|e| Error::invalid("bench rows", e.to_string()))
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).map_err(|e| Error::internal_from("bench rows", e))
 }
 
 pub(crate) struct Workload {

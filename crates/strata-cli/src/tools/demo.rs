@@ -81,10 +81,10 @@ fn demo(ctx: &Context, warehouse: &str, rounds: usize, rows_per_round: usize, js
     let mor = strata_table::scan(&tables[1].1, &Default::default())?.num_rows();
     say(format!("kv_dv read raw: {raw} rows; kv_dv merge-on-read: {merged} rows; kv_mor: {mor} rows"));
     if raw != merged || raw != mor {
-        return Err(Error::Corrupt {
-            path: warehouse.to_string(),
-            message: format!("demo tables disagree: raw {raw}, merged {merged}, mor {mor}"),
-        });
+        return Err(Error::corrupt_file(
+            warehouse.to_string(),
+            format!("demo tables disagree: raw {raw}, merged {merged}, mor {mor}"),
+        ));
     }
     say(format!("inspect them: strata inspect {}", catalog.table_path("demo", "kv_dv")));
     report.insert("agree".to_string(), serde_json::json!(true));
@@ -145,7 +145,7 @@ fn write_rounds(table: &Table, rounds: usize, rows_per_round: usize) -> Result<u
                 )),
             ],
         )
-        .map_err(|e| Error::invalid("demo rows", e.to_string()))?;
+        .map_err(|e| Error::internal_from("demo rows", e))?;
         write.write_with_kinds(&batch, &kinds)?;
         let messages = write.prepare_commit()?;
         let c = strata_table::Committable { identifier: round as i64 + 1, messages, kind: None, properties: None };

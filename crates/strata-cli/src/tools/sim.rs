@@ -82,7 +82,7 @@ pub(crate) fn replay_file(args: ReplayArgs) -> Result<(), Error> {
                 let _ = std::fs::remove_dir_all(&tmp);
                 eprintln!("shrunk to {} steps: {out}", small.ops.len());
             }
-            return Err(Error::Corrupt { path: file, message: d.to_string() });
+            return Err(Error::corrupt_file(file, d.to_string()));
         }
     }
     Ok(())
@@ -160,7 +160,7 @@ pub(crate) fn soak(ctx: &Context, args: SoakArgs) -> Result<(), Error> {
         ),
     );
     if !failures.is_empty() {
-        return Err(Error::Corrupt { path: save, message: format!("{} workloads diverged", failures.len()) });
+        return Err(Error::corrupt_file(save, format!("{} workloads diverged", failures.len())));
     }
     Ok(())
 }

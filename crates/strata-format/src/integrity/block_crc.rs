@@ -85,7 +85,7 @@ impl BlockCrcs {
 
     /// The checksums of entry `value` (an ORC footer's, [`crate::integrity::orc_crc`]) of a `len`-byte file at `path`.
     pub(crate) fn from_value(value: &str, len: u64, path: &str) -> Result<Self> {
-        Self::parse(value, len).map_err(|m| Error::Corrupt { path: path.to_string(), message: m })
+        Self::parse(value, len).map_err(|m| Error::corrupt_file(path.to_string(), m))
     }
 
     fn parse(value: &str, len: u64) -> std::result::Result<Self, String> {
@@ -157,7 +157,7 @@ impl BlockCrcs {
     /// Checks `bytes`, which start at `start`, a block boundary, and cover whole blocks up to their end or
     /// to [`Self::end`].
     pub(crate) fn check(&self, start: u64, bytes: &[u8], path: &str) -> Result<()> {
-        let corrupt = |message: String| Error::Corrupt { path: path.to_string(), message };
+        let corrupt = |message: String| Error::corrupt_file(path.to_string(), message);
         if start >= self.end {
             return Ok(());
         }

@@ -58,7 +58,7 @@ fn encoded_items(items: &[(&str, &[u8])]) -> Vec<u8> {
 /// Checks the ORC file `bytes` (whole), whose footer `meta` was parsed from them, against the checksums its
 /// footer records. A file without them passes unchecked.
 pub(crate) fn verify(bytes: &Bytes, meta: &orc_rust::reader::metadata::FileMetadata, path: &str) -> Result<()> {
-    let corrupt = |message: String| Error::Corrupt { path: path.to_string(), message };
+    let corrupt = |message: String| Error::corrupt_file(path.to_string(), message);
     let items = meta.user_custom_metadata();
     let (blocks, tail) = match (items.get(BLOCK_CRC_KEY), items.get(TAIL_CRC_KEY)) {
         (Some(b), Some(t)) => (b, t),

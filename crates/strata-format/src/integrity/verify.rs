@@ -22,7 +22,7 @@ use crate::layout::system_fields::{KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
 pub(crate) const CHUNK_CRC_KEY: &str = "strata.column-chunk-crc32";
 
 fn corrupt(path: &str, message: impl Into<String>) -> Error {
-    Error::Corrupt { path: path.to_string(), message: message.into() }
+    Error::corrupt_file(path.to_string(), message.into())
 }
 
 /// The [`CHUNK_CRC_KEY`] value for the row groups of a file whose bytes so far are `bytes` (the writer takes

@@ -136,7 +136,7 @@ pub fn array_of(t: &DataType, values: &[Option<Datum>]) -> Result<ArrayRef> {
             Arc::new(
                 b.finish()
                     .with_precision_and_scale(precision, scale as i8)
-                    .map_err(|e| Error::invalid("decimal", e.to_string()))?,
+                    .map_err(|e| Error::invalid_from("decimal", e))?,
             )
         }
         TypeRoot::Char(_) | TypeRoot::VarChar(_) => {

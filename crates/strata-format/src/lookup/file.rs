@@ -269,7 +269,7 @@ impl LookupFile {
         let local =
             self.key_file.as_ref().ok_or_else(|| Error::invalid("lookup file", "keys neither in memory nor local"))?;
         let shown = local.path.display().to_string();
-        let bad = |m: String| Error::Corrupt { path: shown.clone(), message: m };
+        let bad = |m: String| Error::corrupt_file(shown.clone(), m);
         let file = File::open(&local.path).map_err(|e| Error::io(&shown, e))?;
         let reader = FileReader::try_new(BufReader::new(file), Some(vec![0])).map_err(|e| bad(e.to_string()))?;
         let mut pieces = Vec::new();

@@ -67,7 +67,7 @@ impl KeyEncoder {
     /// The encoder of `layout`'s key.
     pub fn new(layout: &KeyValueLayout) -> Result<Self> {
         let fields: Vec<SortField> = layout.key_fields.iter().map(|f| SortField::new(to_arrow(&f.data_type))).collect();
-        let converter = RowConverter::new(fields).map_err(|e| Error::invalid("key columns", e.to_string()))?;
+        let converter = RowConverter::new(fields).map_err(|e| Error::internal_from("key columns", e))?;
         Ok(KeyEncoder {
             converter,
             key_types: layout.key_fields.iter().map(|f| f.data_type).collect(),
@@ -83,7 +83,7 @@ impl KeyEncoder {
             .zip(key)
             .map(|(t, v)| array_of(t, std::slice::from_ref(v)))
             .collect::<Result<Vec<_>>>()?;
-        let rows = self.converter.convert_columns(&cols).map_err(|e| Error::invalid("key", e.to_string()))?;
+        let rows = self.converter.convert_columns(&cols).map_err(|e| Error::internal_from("key", e))?;
         Ok(rows.row(0).as_ref().to_vec())
     }
 

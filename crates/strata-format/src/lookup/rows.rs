@@ -111,7 +111,7 @@ impl RowForm {
             return Ok(RowForm::Packed(Arc::new(p)));
         }
         let fields = schema.fields().iter().map(|f| SortField::new(f.data_type().clone())).collect();
-        RowConverter::new(fields).map(RowForm::Arrow).map_err(|e| Error::invalid("lookup file", e.to_string()))
+        RowConverter::new(fields).map(RowForm::Arrow).map_err(|e| Error::internal_from("lookup file", e))
     }
 }
 
@@ -177,7 +177,7 @@ impl RowFileWriter {
                 }
             }
             RowForm::Arrow(conv) => {
-                let rows = conv.convert_columns(columns).map_err(|e| Error::invalid("lookup rows", e.to_string()))?;
+                let rows = conv.convert_columns(columns).map_err(|e| Error::internal_from("lookup rows", e))?;
                 for row in rows.iter() {
                     self.body.extend_from_slice(row.as_ref());
                     self.end_row()?;
@@ -265,7 +265,7 @@ impl RowFile {
         mut cached: Option<(&mut GroupCache, u64)>,
     ) -> Result<(RecordBatch, u64)> {
         let shown = self.path.display().to_string();
-        let bad = |m: String| Error::Corrupt { path: shown.clone(), message: m };
+        let bad = |m: String| Error::corrupt_file(shown.clone(), m);
         let mut bodies: Vec<(Buffer, Vec<std::ops::Range<usize>>)> = Vec::new();
         let mut current: Option<u64> = None;
         let mut from_disk = 0u64;
@@ -315,7 +315,7 @@ impl RowFile {
     ) -> Result<(Option<PackedRow>, bool)> {
         let RowForm::Packed(form) = form else { return Ok((None, false)) };
         let shown = self.path.display().to_string();
-        let bad = |m: String| Error::Corrupt { path: shown.clone(), message: m };
+        let bad = |m: String| Error::corrupt_file(shown.clone(), m);
         if position >= self.rows {
             return Err(bad(format!("row {position} asked of a file of {} rows", self.rows)));
         }

@@ -115,7 +115,7 @@ impl MergeIterator {
             .iter()
             .map(|f| SortField::new(crate::layout::arrow_types::to_arrow(&f.data_type)))
             .collect();
-        let converter = RowConverter::new(fields).map_err(|e| Error::invalid("key columns", e.to_string()))?;
+        let converter = RowConverter::new(fields).map_err(|e| Error::internal_from("key columns", e))?;
         let value_types = layout.value_fields.iter().map(|f| f.data_type).collect();
         let no_rows = Arc::new(converter.empty_rows(0, 0));
         let mut it = MergeIterator {
@@ -352,7 +352,7 @@ impl MergeIterator {
         let columns = self.assemble(&items, Some(&kinds))?;
         self.changelog_out.push(
             RecordBatch::try_new(self.layout.file_schema.clone(), columns)
-                .map_err(|e| Error::invalid("changelog output", e.to_string()))?,
+                .map_err(|e| Error::internal_from("changelog output", e))?,
         );
         Ok(())
     }
@@ -672,8 +672,7 @@ impl MergeIterator {
             if let Some(null) = &null {
                 arrays.push(null.as_ref());
             }
-            arrow_select::interleave::interleave(&arrays, idx)
-                .map_err(|e| Error::invalid("merge output", e.to_string()))
+            arrow_select::interleave::interleave(&arrays, idx).map_err(|e| Error::internal_from("merge output", e))
         };
         let index_of = |s: Option<Src>| s.map_or((null_idx, 0), |s| (s.batch, s.row));
         let base_idx: Vec<(usize, usize)> = out.iter().map(|m| index_of(Some(base_of(m)))).collect();
@@ -746,7 +745,7 @@ impl MergeIterator {
                 self.arena.push(b);
             }
         }
-        RecordBatch::try_new(schema, columns).map_err(|e| Error::invalid("merge output", e.to_string()))
+        RecordBatch::try_new(schema, columns).map_err(|e| Error::internal_from("merge output", e))
     }
 }
 

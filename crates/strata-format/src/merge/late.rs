@@ -159,5 +159,5 @@ fn with_place(layout: &KeyValueLayout, batch: RecordBatch, width: usize, ordinal
     let places: Int64Array = positions.unary(|p| ((ordinal << 32) | (p as u64 & 0xFFFF_FFFF)) as i64);
     let mut columns: Vec<ArrayRef> = batch.columns()[..width].to_vec();
     columns.push(Arc::new(places));
-    RecordBatch::try_new(layout.file_schema.clone(), columns).map_err(|e| Error::invalid("merge", e.to_string()))
+    RecordBatch::try_new(layout.file_schema.clone(), columns).map_err(|e| Error::internal_from("merge", e))
 }

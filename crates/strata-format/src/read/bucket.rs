@@ -147,10 +147,10 @@ fn recorded_size(file: &DataFileRef) -> Option<u64> {
 /// `columns`, the read's) against the file's statistics.
 fn checked(batches: FileBatches, file: &DataFileRef, columns: &[(String, DataType)]) -> Result<FileBatches> {
     if i64::try_from(batches.num_rows).ok() != Some(file.meta.row_count) {
-        return Err(strata_spec::Error::Corrupt {
-            path: file.path.clone(),
-            message: format!("has {} rows where its manifest entry says {}", batches.num_rows, file.meta.row_count),
-        });
+        return Err(strata_spec::Error::corrupt_file(
+            file.path.clone(),
+            format!("has {} rows where its manifest entry says {}", batches.num_rows, file.meta.row_count),
+        ));
     }
     Ok(batches.with_check(RowCheck::for_file(&file.meta, columns)))
 }

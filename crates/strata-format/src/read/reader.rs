@@ -73,7 +73,7 @@ pub struct FileBatches {
 }
 
 pub(crate) fn corrupt(path: &str, e: impl std::fmt::Display) -> Error {
-    Error::Corrupt { path: path.to_string(), message: e.to_string() }
+    Error::corrupt_file(path.to_string(), e.to_string())
 }
 
 /// Positions in `ranges` without those `dv` deletes, lazily.
@@ -276,9 +276,8 @@ pub(crate) fn column_sources(path: &str, file_schema: &Schema, req: &ReadRequest
                 StoredColumn::Absent => return Ok(Source { root: None, stored: *t }),
                 StoredColumn::Stored { name, data_type } => (name, data_type),
             };
-            let i = stored_index(file_schema, &stored_name).ok_or_else(|| Error::Invalid {
-                what: format!("data file {path}"),
-                message: format!("has no column '{stored_name}' (schema mismatch)"),
+            let i = stored_index(file_schema, &stored_name).ok_or_else(|| {
+                Error::invalid(format!("data file {path}"), format!("has no column '{stored_name}' (schema mismatch)"))
             })?;
             // A column whose footer type is of another kind than its schema's (a damaged type in the footer:
             // INT64 read as BOOLEAN, a scalar as a list) decodes into other values, which a cast would hide.

@@ -123,7 +123,7 @@ pub struct KvFileWriter {
 
 fn parquet_compression(c: &str) -> Result<Compression> {
     Ok(match c {
-        "zstd" => Compression::ZSTD(ZstdLevel::try_new(1).map_err(|e| Error::invalid("zstd level", e.to_string()))?),
+        "zstd" => Compression::ZSTD(ZstdLevel::try_new(1).map_err(|e| Error::internal_from("zstd level", e))?),
         "snappy" => Compression::SNAPPY,
         "lz4" => Compression::LZ4_RAW,
         "gzip" | "zlib" => Compression::GZIP(Default::default()),
@@ -157,11 +157,11 @@ fn conform_to(batch: &RecordBatch, schema: &arrow_schema::SchemaRef) -> Result<R
             if c.data_type() == f.data_type() {
                 Ok(c.clone())
             } else {
-                arrow_cast::cast(c, f.data_type()).map_err(|e| Error::invalid("orc write", e.to_string()))
+                arrow_cast::cast(c, f.data_type()).map_err(|e| Error::internal_from("orc write", e))
             }
         })
         .collect::<Result<Vec<_>>>()?;
-    RecordBatch::try_new(schema.clone(), columns).map_err(|e| Error::invalid("orc write", e.to_string()))
+    RecordBatch::try_new(schema.clone(), columns).map_err(|e| Error::internal_from("orc write", e))
 }
 
 fn key_row(batch: &RecordBatch, row: usize, types: &[DataType]) -> Result<BinaryRow> {
@@ -279,7 +279,7 @@ impl KvFileWriter {
                 let out = ChecksummedSink::new(create_file(&self.io, &path)?);
                 Sink::Parquet(Box::new(
                     ArrowWriter::try_new(out, schema, Some(props))
-                        .map_err(|e| Error::invalid("parquet writer", e.to_string()))?,
+                        .map_err(|e| Error::internal_from("parquet writer", e))?,
                 ))
             }
             FileFormat::Orc => {
@@ -328,7 +328,7 @@ impl KvFileWriter {
         // A thin file stores no key columns (readers take the key from the value columns).
         let stored = if self.layout.thin {
             let columns: Vec<usize> = (self.layout.key_arity()..batch.num_columns()).collect();
-            batch.project(&columns).map_err(|e| Error::invalid("thin data file", e.to_string()))?
+            batch.project(&columns).map_err(|e| Error::internal_from("thin data file", e))?
         } else {
             batch.clone()
         };

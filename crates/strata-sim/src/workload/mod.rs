@@ -175,8 +175,8 @@ impl Workload {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let parsed: Line = serde_json::from_str(line)
-                .map_err(|e| Error::invalid(format!("workload line {}", n + 1), e.to_string()))?;
+            let parsed: Line =
+                serde_json::from_str(line).map_err(|e| Error::invalid_from(format!("workload line {}", n + 1), e))?;
             match parsed {
                 Line::Header { header: h } => {
                     if header.replace(h).is_some() {

@@ -310,7 +310,7 @@ fn recover_failed_commit(
 ) -> Result<std::result::Result<bool, String>> {
     r.reopen()?;
     let latest = r.table.snapshot_manager().latest_id()?;
-    let merged = r.scan_merged().map_err(|e| Error::invalid("replay", e.to_string()))?;
+    let merged = r.scan_merged().map_err(|e| Error::internal_from("replay", e))?;
     if latest != before_latest && merged == after {
         r.model = after;
     } else if merged != r.model {

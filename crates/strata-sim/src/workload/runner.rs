@@ -153,10 +153,10 @@ impl Runner {
                 let p = ps.map(|p| p.value(i).to_string()).unwrap_or_default();
                 let row = (vs.is_valid(i).then(|| vs.value(i)), ss.is_valid(i).then(|| ss.value(i).to_string()));
                 if out.insert((p.clone(), ids.value(i)), row).is_some() {
-                    return Err(Error::Corrupt {
-                        path: self.path.clone(),
-                        message: format!("key ({p}, {}) read twice", ids.value(i)),
-                    });
+                    return Err(Error::corrupt_file(
+                        self.path.clone(),
+                        format!("key ({p}, {}) read twice", ids.value(i)),
+                    ));
                 }
             }
         }

@@ -71,16 +71,16 @@ pub(crate) fn codec_for(compression: &str) -> Result<Codec> {
 /// Writes `records` into an Avro container file with `schema_json` and `codec`, its whole-file checksum in
 /// its header ([`crate::avro::container_crc`]).
 pub(crate) fn write_container(schema_json: &str, codec: Codec, records: Vec<Value>) -> Result<Vec<u8>> {
-    let schema = Schema::parse_str(schema_json).map_err(|e| Error::invalid("avro schema", e.to_string()))?;
+    let schema = Schema::parse_str(schema_json).map_err(|e| Error::internal_from("avro schema", e))?;
     let mut writer =
         Writer::builder().schema(&schema).writer(Vec::new()).codec(codec).marker(container_crc::marker()).build();
     writer
         .add_user_metadata(container_crc::CRC_KEY.to_string(), container_crc::PLACEHOLDER)
-        .map_err(|e| Error::invalid("manifest", e.to_string()))?;
+        .map_err(|e| Error::internal_from("manifest", e))?;
     for r in records {
         writer.append(r).map_err(|e| Error::invalid("manifest record", format!("does not match its schema: {e}")))?;
     }
-    let mut bytes = writer.into_inner().map_err(|e| Error::invalid("manifest", e.to_string()))?;
+    let mut bytes = writer.into_inner().map_err(|e| Error::internal_from("manifest", e))?;
     container_crc::seal(&mut bytes)?;
     Ok(bytes)
 }

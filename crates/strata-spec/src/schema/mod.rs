@@ -169,7 +169,7 @@ impl TableSchema {
 
     /// The JSON Strata writes.
     pub fn to_json(&self) -> Result<String> {
-        serde_json::to_string_pretty(self).map_err(|e| Error::invalid("schema", e.to_string()))
+        serde_json::to_string_pretty(self).map_err(|e| Error::internal_from("schema", e))
     }
 
     /// Typed options.

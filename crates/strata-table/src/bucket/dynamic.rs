@@ -184,10 +184,10 @@ impl DynamicBuckets {
             let path = table.index_file_path(&e.index_file)?;
             // Paimon keeps bucket ids as `short`: up to 32767 (pypaimon opens that one too).
             if e.bucket < 0 || e.bucket > i32::from(i16::MAX) || index.committed.contains_key(&e.bucket) {
-                return Err(Error::Corrupt {
+                return Err(Error::corrupt_file(
                     path,
-                    message: format!("bucket {} has a second or out-of-range hash index file", e.bucket),
-                });
+                    format!("bucket {} has a second or out-of-range hash index file", e.bucket),
+                ));
             }
             let bytes = table.io().read(&path)?;
             let hashes = hash_index_file::check_name(&e.index_file.file_name, &bytes)
@@ -196,13 +196,10 @@ impl DynamicBuckets {
                 .map_err(|err| err.in_file(&path))?;
             for &h in &hashes {
                 if let Some(other) = index.hash_to_bucket.insert(h, e.bucket).filter(|b| *b != e.bucket) {
-                    return Err(Error::Corrupt {
-                        path,
-                        message: format!(
+                    return Err(Error::corrupt_file(path, format!(
                             "key hash {h} is indexed in buckets {other} and {} of one partition: a key may be in two buckets",
                             e.bucket
-                        ),
-                    });
+                        )));
                 }
             }
             index.non_full.insert(e.bucket, hashes.len() as i64);

@@ -148,11 +148,11 @@ pub(crate) fn read_postponed(
         let kinds: Vec<i8> = batch
             .column(1)
             .as_primitive_opt::<Int8Type>()
-            .ok_or_else(|| Error::Corrupt { path: path.clone(), message: "_VALUE_KIND is not TINYINT".into() })?
+            .ok_or_else(|| Error::corrupt_file(path.clone(), "_VALUE_KIND is not TINYINT"))?
             .values()
             .to_vec();
         let values = RecordBatch::try_new(layout.value_schema.clone(), batch.columns()[2..].to_vec())
-            .map_err(|err| Error::Corrupt { path: path.clone(), message: err.to_string() })?;
+            .map_err(|err| Error::corrupt_file(path.clone(), err.to_string()))?;
         sink(values, kinds)?;
     }
     Ok(())

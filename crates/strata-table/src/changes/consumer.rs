@@ -86,7 +86,7 @@ pub(crate) fn check_consumer_id(id: &str) -> Result<()> {
         return bad("it ends with '.tmp', which names temporary files");
     }
     strata_spec::check_file_name(&format!("{CONSUMER_PREFIX}{id}"), "consumer file")
-        .map_err(|e| Error::invalid(format!("consumer id {id:?}"), e.to_string()))
+        .map_err(|e| Error::invalid_from(format!("consumer id {id:?}"), e))
 }
 
 /// A consumer as listed: its progress and when its file was last written.
@@ -218,7 +218,7 @@ pub(crate) fn expiration_time(table: &Table) -> Result<Option<Duration>> {
         .get(EXPIRATION_TIME_OPTION)
         .map(|v| {
             strata_spec::options::parse_duration(v)
-                .map_err(|e| Error::invalid(format!("option '{EXPIRATION_TIME_OPTION}'"), e.to_string()))
+                .map_err(|e| Error::invalid_from(format!("option '{EXPIRATION_TIME_OPTION}'"), e))
         })
         .transpose()
 }

@@ -169,10 +169,10 @@ impl StreamScan {
                         // Snapshot ids have no gaps and expiration removes the oldest first: unless it got
                         // here meanwhile, a missing snapshot below the latest is damage.
                         self.check_not_expired(id)?;
-                        return Err(Error::Corrupt {
-                            path: sm.snapshot_path(id),
-                            message: "is missing although later snapshots exist".into(),
-                        });
+                        return Err(Error::corrupt_file(
+                            sm.snapshot_path(id),
+                            "is missing although later snapshots exist",
+                        ));
                     }
                     return Ok(None);
                 }

@@ -86,8 +86,9 @@ impl IncrementalMode {
     pub fn resolve(self, table: &Table) -> Result<ChangeSource> {
         let producer = table.schema().core_options().changelog_producer()?;
         let mode = match (self, table.options().get(SCAN_MODE_OPTION)) {
-            (IncrementalMode::Auto, Some(v)) => IncrementalMode::parse(v)
-                .map_err(|e| Error::invalid(format!("option '{SCAN_MODE_OPTION}'"), e.to_string()))?,
+            (IncrementalMode::Auto, Some(v)) => {
+                IncrementalMode::parse(v).map_err(|e| Error::invalid_from(format!("option '{SCAN_MODE_OPTION}'"), e))?
+            }
             (m, _) => m,
         };
         match mode {
@@ -425,15 +426,15 @@ impl ChangeReader {
         for k in kinds.iter() {
             names.push(row_kind_name(RowKind::from_byte(*k)?));
         }
-        let values = b.project(&(0..n).collect::<Vec<_>>()).map_err(|e| Error::invalid("read", e.to_string()))?;
+        let values = b.project(&(0..n).collect::<Vec<_>>()).map_err(|e| Error::internal_from("read", e))?;
         let mut columns: Vec<ArrayRef> = vec![Arc::new(StringArray::from(names))];
         columns.extend(values.columns()[..self.projected].iter().cloned());
-        let out =
-            RecordBatch::try_new(self.schema.clone(), columns).map_err(|e| Error::invalid("read", e.to_string()))?;
+        let out = RecordBatch::try_new(self.schema.clone(), columns).map_err(|e| Error::internal_from("read", e))?;
         match self.keep_mask(&values, kinds)? {
             None => Ok(out),
-            Some(mask) => arrow_select::filter::filter_record_batch(&out, &mask)
-                .map_err(|e| Error::invalid("filter", e.to_string())),
+            Some(mask) => {
+                arrow_select::filter::filter_record_batch(&out, &mask).map_err(|e| Error::internal_from("filter", e))
+            }
         }
     }
 
@@ -471,7 +472,7 @@ impl ChangeReader {
         let kinds: ArrayRef = Arc::new(StringArray::from(vec![row_kind_name(kind); batch.num_rows()]));
         let mut columns = vec![kinds];
         columns.extend(batch.columns().iter().cloned());
-        RecordBatch::try_new(self.schema.clone(), columns).map_err(|e| Error::invalid("read", e.to_string()))
+        RecordBatch::try_new(self.schema.clone(), columns).map_err(|e| Error::internal_from("read", e))
     }
 }
 

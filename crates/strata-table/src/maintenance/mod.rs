@@ -446,7 +446,7 @@ pub fn parse_older_than(s: &str) -> Result<Duration> {
             format!("'{s}' has no unit: give one, e.g. '30 s', '10 min', '1 h', '2 d'"),
         ));
     }
-    strata_spec::options::parse_duration(text).map_err(|e| Error::invalid("--older-than", e.to_string()))
+    strata_spec::options::parse_duration(text).map_err(|e| Error::invalid_from("--older-than", e))
 }
 
 #[cfg(test)]

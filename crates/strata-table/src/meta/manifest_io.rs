@@ -75,10 +75,10 @@ impl ManifestStore {
     fn read_sized(&self, path: &str, size: Option<i64>) -> Result<Vec<u8>> {
         let bytes = self.io.read(path)?;
         match size {
-            Some(n) if n > 0 && bytes.len() as i64 != n => Err(strata_spec::Error::Corrupt {
-                path: path.to_string(),
-                message: format!("is {} bytes, but the metadata naming it records {n}", bytes.len()),
-            }),
+            Some(n) if n > 0 && bytes.len() as i64 != n => Err(strata_spec::Error::corrupt_file(
+                path.to_string(),
+                format!("is {} bytes, but the metadata naming it records {n}", bytes.len()),
+            )),
             _ => Ok(bytes),
         }
     }

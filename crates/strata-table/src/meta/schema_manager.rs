@@ -43,7 +43,7 @@ impl SchemaManager {
         let bytes = self.io.read(&path)?;
         let schema = TableSchema::from_json(&bytes).in_file(&path)?;
         if schema.id != id {
-            return Err(Error::Corrupt { path, message: format!("holds schema id {}", schema.id) });
+            return Err(Error::corrupt_file(path, format!("holds schema id {}", schema.id)));
         }
         Ok(schema)
     }

@@ -56,7 +56,7 @@ impl SnapshotManager {
         let bytes = self.io.read(&path)?;
         let s = Snapshot::from_json(&bytes).in_file(&path)?;
         if s.id != id {
-            return Err(Error::Corrupt { path, message: format!("holds snapshot id {}", s.id) });
+            return Err(Error::corrupt_file(path, format!("holds snapshot id {}", s.id)));
         }
         Ok(s)
     }

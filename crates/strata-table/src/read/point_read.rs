@@ -129,7 +129,7 @@ fn value_row(layout: &KeyValueLayout, b: &RecordBatch, row: usize) -> Result<Rec
             Ok(if b.num_rows() == 1 && row == 0 { column.clone() } else { column.slice(row, 1) })
         })
         .collect::<Result<Vec<_>>>()?;
-    RecordBatch::try_new(layout.value_schema.clone(), columns).map_err(|e| Error::invalid("get", e.to_string()))
+    RecordBatch::try_new(layout.value_schema.clone(), columns).map_err(|e| Error::internal_from("get", e))
 }
 
 /// The key's row when row `row` of `b` is its only copy under deduplicate (its own merge): kept when it adds
@@ -344,7 +344,7 @@ fn rows_of_keys(
 ) -> Result<FileHits> {
     let key_types: Vec<DataType> = key_cols.iter().map(|(_, t)| *t).collect();
     let fields: Vec<SortField> = key_types.iter().map(|t| SortField::new(strata_format::to_arrow(t))).collect();
-    let converter = RowConverter::new(fields).map_err(|e| Error::invalid("get", e.to_string()))?;
+    let converter = RowConverter::new(fields).map_err(|e| Error::internal_from("get", e))?;
     // The wanted keys in arrow-row form, each with the request indices asking for it.
     let columns = (0..key_types.len())
         .map(|c| {
@@ -352,7 +352,7 @@ fn rows_of_keys(
             strata_format::array_of(&key_types[c], &values)
         })
         .collect::<Result<Vec<_>>>()?;
-    let wanted_rows = converter.convert_columns(&columns).map_err(|e| Error::invalid("get", e.to_string()))?;
+    let wanted_rows = converter.convert_columns(&columns).map_err(|e| Error::internal_from("get", e))?;
     let mut wanted: HashMap<&[u8], Vec<usize>> = HashMap::new();
     for (slot, &i) in cand.iter().enumerate() {
         wanted.entry(wanted_rows.row(slot).data()).or_default().push(i);
@@ -362,9 +362,8 @@ fn rows_of_keys(
     let mut hits: Vec<(u64, &Vec<usize>)> = Vec::new();
     for b in FileRead::new(key_cols.to_vec()).with_positions().prune(typed).narrow().open(table.io(), f)? {
         let b = b?;
-        let rows = converter
-            .convert_columns(&b.columns()[..key_types.len()])
-            .map_err(|e| Error::invalid("get", e.to_string()))?;
+        let rows =
+            converter.convert_columns(&b.columns()[..key_types.len()]).map_err(|e| Error::internal_from("get", e))?;
         let pos = b
             .column(b.num_columns() - 1)
             .as_any()
@@ -384,7 +383,7 @@ fn rows_of_keys(
     let mut at = 0usize;
     for b in FileRead::new(file_cols.to_vec()).batch_size(1024).at_positions(positions).open(table.io(), f)? {
         let b = RecordBatch::try_new(layout.file_schema.clone(), b?.columns().to_vec())
-            .map_err(|e| Error::invalid("get", e.to_string()))?;
+            .map_err(|e| Error::internal_from("get", e))?;
         for r in 0..b.num_rows() {
             let (_, keys) =
                 hits.get(at).ok_or_else(|| Error::corrupt(format!("{}: more rows than positions asked", f.path)))?;

@@ -195,9 +195,8 @@ impl SplitReader {
             Some(f) => f.filter(&b, &types_of)?,
             None => b,
         };
-        let b = b.project(&self.out_positions).map_err(|e| Error::invalid("read", e.to_string()))?;
-        RecordBatch::try_new(self.out_schema.clone(), b.columns().to_vec())
-            .map_err(|e| Error::invalid("read", e.to_string()))
+        let b = b.project(&self.out_positions).map_err(|e| Error::internal_from("read", e))?;
+        RecordBatch::try_new(self.out_schema.clone(), b.columns().to_vec()).map_err(|e| Error::internal_from("read", e))
     }
 
     /// Reads one split, handing each batch to `emit` until it returns false.
@@ -237,7 +236,7 @@ impl SplitReader {
             let merged =
                 merge_read(self.io.clone(), self.layout.clone(), refs, self.merge_cfg.clone(), true, self.batch_size)?;
             for b in merged {
-                let b = b?.project(&self.merged_cols).map_err(|e| Error::invalid("read", e.to_string()))?;
+                let b = b?.project(&self.merged_cols).map_err(|e| Error::internal_from("read", e))?;
                 if !emit(self.finish(b)?) {
                     return Ok(());
                 }
@@ -276,7 +275,7 @@ impl SplitReader {
                 if !append {
                     strata_format::reject_retractions(&b, values.len(), &f.path, &f.meta)?;
                 }
-                let b = b.project(&values).map_err(|e| Error::invalid("read", e.to_string()))?;
+                let b = b.project(&values).map_err(|e| Error::internal_from("read", e))?;
                 if !emit(self.finish(b)?) {
                     return Ok(());
                 }

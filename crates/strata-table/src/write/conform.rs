@@ -45,5 +45,5 @@ pub(super) fn conform_rows(
         }
         cols.push(col);
     }
-    RecordBatch::try_new(value_schema.clone(), cols).map_err(|e| Error::invalid("rows", e.to_string()))
+    RecordBatch::try_new(value_schema.clone(), cols).map_err(|e| Error::invalid_from("rows", e))
 }

@@ -55,7 +55,7 @@ impl FileRows {
             };
             let last = batch.num_columns().checked_sub(1)?;
             let values = RecordBatch::try_new(value_schema.clone(), batch.columns()[..last].to_vec())
-                .map_err(|err| Error::invalid("rows", err.to_string()));
+                .map_err(|err| Error::invalid_from("rows", err));
             let at = batch.column(last).as_primitive::<Int64Type>();
             let positions = at.values().iter().map(|&p| u64::try_from(p).unwrap_or(0)).collect();
             Some(values.map(|v| (v, positions)))

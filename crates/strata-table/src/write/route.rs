@@ -136,8 +136,7 @@ impl TableWrite {
         }
         let k: Vec<i8> = rows.iter().map(|&r| kinds[r as usize]).collect();
         let idx = UInt32Array::from(rows);
-        let part =
-            arrow_select::take::take_record_batch(batch, &idx).map_err(|e| Error::invalid("rows", e.to_string()))?;
+        let part = arrow_select::take::take_record_batch(batch, &idx).map_err(|e| Error::invalid_from("rows", e))?;
         self.writer(partition, bucket)?.write(&part, &k)
     }
 

@@ -95,7 +95,7 @@ impl TableWriter {
             cols.push(strata_format::array_of(&f.data_type, &values)?);
         }
         let batch = RecordBatch::try_new(self.write.value_schema().clone(), cols)
-            .map_err(|e| Error::invalid("rows", e.to_string()))?;
+            .map_err(|e| Error::invalid_from("rows", e))?;
         let kinds = std::mem::take(&mut self.kinds);
         self.rows.clear();
         self.write.write_with_kinds(&batch, &kinds)

@@ -112,7 +112,7 @@ fn new_rows<'a>(
                 return Ok(in_place.then_some(values));
             }
             let old = arrow_select::filter::filter_record_batch(&values, &matched)
-                .map_err(|e| Error::invalid("update", e.to_string()))?;
+                .map_err(|e| Error::invalid_from("update", e))?;
             let new = assign(&old)?;
             if new.num_rows() != old.num_rows() {
                 return Err(Error::invalid("update", "the new values came for another number of rows"));
@@ -146,6 +146,6 @@ fn merged(old: &RecordBatch, new: &RecordBatch, matched: &BooleanArray) -> Resul
         .zip(new.columns())
         .map(|(o, n)| arrow_select::interleave::interleave(&[o.as_ref() as &dyn Array, n.as_ref()], &picks))
         .collect::<std::result::Result<Vec<ArrayRef>, _>>()
-        .map_err(|e| Error::invalid("update", e.to_string()))?;
-    RecordBatch::try_new(Arc::clone(&old.schema()), columns).map_err(|e| Error::invalid("update", e.to_string()))
+        .map_err(|e| Error::invalid_from("update", e))?;
+    RecordBatch::try_new(Arc::clone(&old.schema()), columns).map_err(|e| Error::invalid_from("update", e))
 }

@@ -205,19 +205,17 @@ impl RowIds {
     fn new(key_cols: &[(String, DataType)]) -> Result<Self> {
         let keys = key_cols.len() - 1;
         let fields = key_cols[..keys].iter().map(|(_, t)| SortField::new(strata_format::to_arrow(t))).collect();
-        let conv = RowConverter::new(fields).map_err(|e| Error::invalid("repair", e.to_string()))?;
+        let conv = RowConverter::new(fields).map_err(|e| Error::internal_from("repair", e))?;
         Ok(RowIds { conv, keys })
     }
 
     fn of(&self, batch: &RecordBatch, path: &str) -> Result<Vec<RowId>> {
-        let corrupt = |message: String| Error::Corrupt { path: path.to_string(), message };
+        let corrupt = |message: String| Error::corrupt_file(path.to_string(), message);
         if batch.num_columns() <= self.keys {
             return Err(corrupt(format!("{} columns read where {} were asked", batch.num_columns(), self.keys + 1)));
         }
-        let keys = self
-            .conv
-            .convert_columns(&batch.columns()[..self.keys])
-            .map_err(|e| Error::invalid("repair", e.to_string()))?;
+        let keys =
+            self.conv.convert_columns(&batch.columns()[..self.keys]).map_err(|e| Error::internal_from("repair", e))?;
         let seqs = batch
             .column(self.keys)
             .as_any()

@@ -324,7 +324,7 @@ fn live_positions(found: std::ops::Range<usize>, dv: Option<&DeletionVector>) ->
 /// of the table's columns in key order.
 fn assemble(view: &View, batches: Vec<(RecordBatch, i32)>, mut copies: Vec<Copy>, keys: usize) -> Result<FoundRows> {
     let layout = &view.layout;
-    let bad = |e: arrow_schema::ArrowError| Error::invalid("get", e.to_string());
+    let bad = |e: arrow_schema::ArrowError| Error::internal_from("get", e);
     // By key, then in the order of the bucket's files (the merge's run order).
     copies.sort_unstable();
     let dedup = view.merge.engine == strata_spec::MergeEngine::Deduplicate;
