@@ -7,6 +7,7 @@
 mod catalog;
 mod convert;
 mod errors;
+mod rows;
 mod scan;
 mod table;
 mod values;

@@ -12,7 +12,7 @@ use strata_table::{BatchSnapshots, ExpireOptions, ForeignCommit, MaintenanceRepo
 
 use crate::convert::stream_of;
 use crate::errors::{invalid, IntoPyResult};
-use crate::write::{delete_stream, write_stream, RowKinds};
+use crate::rows::{delete_stream, write_stream, RowKinds};
 
 /// The job name of one-off commits from Python (the commit user is `python-<uuid>`).
 pub(crate) const PYTHON_JOB: &str = "python";
@@ -161,14 +161,9 @@ impl NativeTable {
         if let Some(t) = delete_ratio_threshold.filter(|t| !(0.0..=1.0).contains(t)) {
             return Err(invalid("delete_ratio_threshold", format!("{t} is outside 0..=1")));
         }
-        py.detach(|| {
-            let mut write = TableWrite::for_compaction(&self.table)?;
-            write.open_all_buckets()?;
-            let messages = write.prepare_commit_with(full, delete_ratio_threshold)?;
-            strata_table::commit_batch(PYTHON_JOB, &self.table, &mut write, messages, None)
-        })
-        .py()
-        .map(committed)
+        py.detach(|| strata_table::compact_table(PYTHON_JOB, &self.table, full, delete_ratio_threshold, || ()))
+            .py()
+            .map(|done| committed(done.snapshots))
     }
 
     /// The buckets holding live files: `(partition, bucket, files, bytes)`, `partition` as Paimon's

@@ -25,7 +25,8 @@ use strata_spec::{Error, ErrorKind};
 use context::{parse_options, Context};
 
 /// The exit codes, shown by `--help` (and returned by [`main`]).
-const EXIT_CODES: &str = "Exit codes:\n  0  success\n  1  other errors (I/O, internal)\n  2  invalid input or arguments\n  \
+const EXIT_CODES: &str =
+    "Exit codes:\n  0  success\n  1  other errors (I/O, internal)\n  2  invalid input or arguments\n  \
 3  not found\n  4  already exists\n  5  corrupt data\n  6  commit conflict (another writer won)\n  7  unsupported";
 
 #[derive(Parser, Debug)]

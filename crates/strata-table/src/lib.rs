@@ -28,7 +28,7 @@ pub use table::{DeletionFile, OptionPolicy, Table};
 
 // Writing: table writers, the commit messages they hand over, and the atomic commit.
 pub use branch::{create_branch, delete_branch, fast_forward, list_branches, FastForward};
-pub use commit::batch::{commit_batch, BatchSnapshots};
+pub use commit::batch::{commit_batch, compact_table, BatchSnapshots, TableCompaction};
 pub use commit::{now_millis, CommitOutcome, Committable, FileStoreCommit, Landed, RetryPolicy};
 pub use strata_spec::{AbsorbedFiles, CommitMessage};
 pub use write::table_writer::{compaction_increments, uncommitted_messages, TableWriter};

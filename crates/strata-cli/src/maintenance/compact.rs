@@ -39,17 +39,12 @@ pub(crate) fn run(ctx: &Context, args: CompactArgs) -> Result<(), Error> {
             return Err(Error::invalid("--delete-ratio-threshold", format!("{t} is outside 0..=1")));
         }
     }
-    let mut write = strata_table::TableWrite::for_compaction(&table)?;
-    write.open_all_buckets()?;
     let progress = Progress::start("compacting");
-    let messages = write.prepare_commit_with(full, delete_ratio_threshold)?;
-    progress.finish();
-    let files_before: usize = messages.iter().map(|m| m.increment.compact.compact_before.len()).sum();
-    let files_after: usize = messages.iter().map(|m| m.increment.compact.compact_after.len()).sum();
-    // A compaction is one COMPACT snapshot, postponed rows moved into real buckets included (they were
-    // in an APPEND snapshot already, when the postponed files were written).
-    let outcome =
-        strata_table::commit_batch(crate::rows::ingest::CLI_JOB, &table, &mut write, messages, None)?.map(|s| s.last);
+    let done = strata_table::compact_table(crate::rows::ingest::CLI_JOB, &table, full, delete_ratio_threshold, || {
+        progress.finish()
+    })?;
+    let (files_before, files_after) = (done.files_removed, done.files_added);
+    let outcome = done.snapshots.map(|s| s.last);
     report(
         json,
         &serde_json::json!({"filesRemoved": files_before, "filesAdded": files_after, "snapshot": outcome}),

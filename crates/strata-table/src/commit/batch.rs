@@ -34,6 +34,41 @@ pub fn commit_batch(
     commit_as(job, &format!("{job}-{}", uuid::Uuid::new_v4()), table, write, c, false)
 }
 
+/// What [`compact_table`] did: the files its compaction replaced and wrote, and the snapshots it made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableCompaction {
+    /// Data files the compaction removed.
+    pub files_removed: usize,
+    /// Data files it added.
+    pub files_added: usize,
+    /// Its snapshots (`None`: nothing to compact).
+    pub snapshots: Option<BatchSnapshots>,
+}
+
+/// Compacts every bucket of `table` and commits once as a one-off batch job, as `strata compact` and the
+/// Python package's `compact` do: `full` merges all levels of each bucket into one run,
+/// `delete_ratio_threshold` also rewrites files whose deleted share (vector / rows) reaches it. In a
+/// postpone-bucket table the postponed rows move into real buckets too. `prepared` runs between the
+/// compaction and its commit (a progress line ends there).
+pub fn compact_table(
+    job: &str,
+    table: &Table,
+    full: bool,
+    delete_ratio_threshold: Option<f64>,
+    prepared: impl FnOnce(),
+) -> Result<TableCompaction> {
+    let mut write = TableWrite::for_compaction(table)?;
+    write.open_all_buckets()?;
+    let messages = write.prepare_commit_with(full, delete_ratio_threshold)?;
+    prepared();
+    let files_removed = messages.iter().map(|m| m.increment.compact.compact_before.len()).sum();
+    let files_added = messages.iter().map(|m| m.increment.compact.compact_after.len()).sum();
+    // A compaction is one COMPACT snapshot, postponed rows moved into real buckets included (they were in
+    // an APPEND snapshot already, when the postponed files were written).
+    let snapshots = commit_batch(job, table, &mut write, messages, None)?;
+    Ok(TableCompaction { files_removed, files_added, snapshots })
+}
+
 /// [`commit_batch`] of `c` as `user`. With `resume`, the halves of `c` that already landed (found by the
 /// user and `c.identifier`: an earlier call whose outcome was lost) are not committed again.
 pub(crate) fn commit_as(
