@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray, TimestampMillisecondArray};
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef, TimeUnit};
-use strata_spec::{BinaryRow, DataType, Datum, Error, ErrorKind, Result, SimpleStats, Snapshot, TableSchema};
+use strata_spec::{BinaryRow, DataType, Datum, Error, Result, SimpleStats, Snapshot, TableSchema};
 use strata_table::Table;
 
 /// A system table of a data table.
@@ -83,11 +83,7 @@ fn snapshots(table: &Table) -> Result<RecordBatch> {
     let sm = table.snapshot_manager();
     let mut rows: Vec<Snapshot> = Vec::new();
     for id in sm.list_ids()? {
-        match sm.snapshot(id) {
-            Ok(s) => rows.push(s),
-            Err(e) if e.kind() == ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
-        }
+        rows.extend(sm.try_snapshot(id)?);
     }
     let fields = vec![
         int64("snapshot_id", false),

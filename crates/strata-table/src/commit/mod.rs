@@ -239,11 +239,7 @@ impl FileStoreCommit {
             return Ok(landed);
         };
         for id in (earliest..=latest).rev() {
-            let s = match self.snapshots.snapshot(id) {
-                Ok(s) => s,
-                Err(e) if e.kind() == strata_spec::ErrorKind::NotFound => continue,
-                Err(e) => return Err(e),
-            };
+            let Some(s) = self.snapshots.try_snapshot(id)? else { continue };
             if s.commit_user != self.commit_user {
                 continue;
             }

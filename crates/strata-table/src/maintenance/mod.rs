@@ -139,11 +139,7 @@ fn expired_snapshots(table: &Table, opts: &ExpireOptions, earliest: i64, latest:
     }
     let mut expired = Vec::new();
     for id in earliest..=last_candidate {
-        let s = match sm.snapshot(id) {
-            Ok(s) => s,
-            Err(e) if e.kind() == strata_spec::ErrorKind::NotFound => continue,
-            Err(e) => return Err(e),
-        };
+        let Some(s) = sm.try_snapshot(id)? else { continue };
         let remaining = latest - id + 1;
         if remaining > i64::from(opts.retain_max) || s.time_millis < threshold {
             expired.push(s);
@@ -166,11 +162,7 @@ fn retained_references(
     let sm = table.snapshot_manager();
     let mut all = References::default();
     for id in first_retained.id..=latest {
-        let s = match sm.snapshot(id) {
-            Ok(s) => s,
-            Err(e) if e.kind() == strata_spec::ErrorKind::NotFound => continue,
-            Err(e) => return Err(e),
-        };
+        let Some(s) = sm.try_snapshot(id)? else { continue };
         let r = references(table, &s, cache)?;
         all.index.extend(r.index);
         all.meta.extend(r.meta);

@@ -131,10 +131,8 @@ pub(crate) fn branch_references(table: &Table, cache: &mut HashMap<String, Vec<S
         let branch = Table::open_branch(table.io().clone(), table.path(), &name)?;
         let sm = branch.snapshot_manager();
         for id in sm.list_ids()? {
-            match sm.snapshot(id) {
-                Ok(s) => all.extend(references(&branch, &s, cache)?),
-                Err(e) if e.kind() == strata_spec::ErrorKind::NotFound => {}
-                Err(e) => return Err(e),
+            if let Some(s) = sm.try_snapshot(id)? {
+                all.extend(references(&branch, &s, cache)?);
             }
         }
         for tag in branch.tag_manager().list()? {

@@ -61,6 +61,16 @@ impl SnapshotManager {
         Ok(s)
     }
 
+    /// Snapshot `id`, or `None` where it does not exist (expired, or not committed yet): the one place a
+    /// missing snapshot is told from one that cannot be read.
+    pub fn try_snapshot(&self, id: i64) -> Result<Option<Snapshot>> {
+        match self.snapshot(id) {
+            Ok(s) => Ok(Some(s)),
+            Err(e) if e.kind() == strata_spec::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     fn read_hint(&self, name: &str) -> Option<i64> {
         let path = join(&self.dir, name);
         // Paimon reads hints with a few quick retries: a concurrent overwrite may be in flight.

@@ -45,11 +45,7 @@ pub(super) fn read(table: &Table, latest: &Snapshot, live: &HashSet<FileKey>) ->
     let mut first_listed: Vec<(i64, strata_spec::IndexManifestEntry)> = Vec::new();
     let mut seen = HashSet::new();
     for id in earliest..=latest.id {
-        let s = match sm.snapshot(id) {
-            Ok(s) => s,
-            Err(e) if e.kind() == ErrorKind::NotFound => continue,
-            Err(e) => return Err(e),
-        };
+        let Some(s) = sm.try_snapshot(id)? else { continue };
         for meta in manifests.read_manifest_list_sized(&s.delta_manifest_list, s.delta_manifest_list_size)? {
             for e in manifests.read_manifest_of(&meta)? {
                 if e.kind == FileKind::Delete {
